@@ -164,7 +164,7 @@ def test_the_page_opens_with_the_facts_and_links_their_turns(tmp_path):
 
 
 
-REVERSED_RUN = REFLEXION.replace("Trial summary: Correct: 1, Incorrect: 1", "Trial summary: Correct: 1, Incorrect: 1").replace(
+REVERSED_RUN = REFLEXION.replace(
     "Thought 3: 1983 (Cora Mint) < 1958 (Dev Oakes), so Cora Mint was born first.",
     "Thought 3: 1958 (Dev Oakes) < 1983 (Cora Mint), so Cora Mint was born first.")
 
@@ -181,6 +181,9 @@ def test_a_conclusion_naming_the_other_side_than_its_own_years_pick_is_said_so(t
                         "comes before Cora Mint (1983), so \"first\" picks Dev Oakes, not Cora Mint (it wrote \"1958 (Dev "
                         "Oakes) < 1983 (Cora Mint), so Cora Mint was born first\").")
     assert not any("comparison" in f for f in facts)  # the figures themselves hold
+    # counted across runs as a comparison its words had the other way round, the earlier year first
+    fact = compile_offline(wrong).in_short[0]
+    assert (fact.kind, fact.about) == ("comparison", ["1958 is earlier than 1983"])
     assert not any("conclusion" in f for f in _facts(right))
 
 

@@ -29,7 +29,6 @@ _NAME_FIRST = re.compile(rf"(?P<xl>(?:[A-Z][\w'’.&-]*)(?:\s+(?:[A-Z][\w'’.&-
                          rf"\s*\((?:born\s+)?(?P<x>{_YEAR})\)\s*{_OP}\s*"
                          rf"(?P<yl>(?:[A-Z][\w'’.&-]*)(?:\s+(?:[A-Z][\w'’.&-]*|of|the|de|la|von|van)){{0,6}})"
                          rf"\s*\((?:born\s+)?(?P<y>{_YEAR})\){_THEN}")
-REVERSED = "reversed-conclusion"  # the kind of fact of one, counted across runs
 _EARLY = ("first", "earlier", "earliest", "before", "older", "oldest", "sooner")
 _LATE = ("later", "latest", "last", "after", "younger", "youngest", "newer", "newest", "more recent", "more recently",
          "most recent", "most recently")
@@ -100,5 +99,6 @@ def reversed_conclusions(r: Reading) -> list[KeyFact]:
                 out.append(KeyFact(
                     f"The agent's conclusion at turn {turn} names the wrong side: by its own figures {c.earlier[0]} "
                     f"({c.earlier[1]}) comes before {c.later[0]} ({c.later[1]}), so \"{c.word}\" picks {c.picks}, "
-                    f"not {c.named} (it wrote \"{clip(c.text, 160)}\").", [turn], about=[c.word.lower()]))
+                    f"not {c.named} (it wrote \"{clip(c.text, 160)}\").", [turn],
+                    about=[f"{c.earlier[1]} is earlier than {c.later[1]}"]))
     return out

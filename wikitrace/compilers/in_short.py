@@ -26,7 +26,7 @@ from .changes import what_ran
 from .claimed_changes import unmade_claims
 from .code_facts import chosen_purchase, edited_still_failing, fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
-from .conclusions import REVERSED, reversed_conclusions
+from .conclusions import reversed_conclusions
 from .error_listings import listed_in_errors
 from .expected_outputs import untold_fact
 from .got_past import got_past
@@ -66,8 +66,7 @@ def _kind(facts: list[KeyFact], kind: str) -> list[KeyFact]:
 def in_short(r: Reading) -> list[KeyFact]:
     """The facts, most telling first: a checked claim in the run's own words, then what the
     log's own records establish for this outcome."""
-    facts = (_kind(wrong_comparisons(r)[:1], "comparison") + _kind(reversed_conclusions(r)[:1], REVERSED)
-             + _kind(time_facts(r)[:1], "time")
+    facts = (_kind((wrong_comparisons(r) + reversed_conclusions(r))[:1], "comparison") + _kind(time_facts(r)[:1], "time")
              + _kind(limit_facts(r)[:1], "limit") + _kind(count_facts(r)[:1], "count"))
     if r.run.outcome.success:
         claim = contradicted(r)  # the user's word the record denied: a success that took it succeeded by luck

@@ -16,7 +16,6 @@ import re
 from .changes import what_ran
 from .insight_words import expected_answer, gives_answer, is_verdict, join, packed_calls
 from .named_comparisons import named_comparison_facts
-from .conclusions import REVERSED
 from .near_words import main_words
 from .page_notes import listed_names
 from .offered_names import unchecked_candidate, unsent_listed
@@ -28,7 +27,7 @@ from .text import clip_words
 from .unfounded_names import unfounded_name
 
 
-OWN_WORDS = ("comparison", REVERSED)  # kinds of fact refuting the agent's own words by their own figures
+OWN_WORDS = ("comparison",)  # kinds of fact refuting the agent's own words by their own figures
 
 
 def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:

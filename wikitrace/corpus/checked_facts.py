@@ -33,8 +33,9 @@ OWN_TOOL_ONLY = frozenset({"unread-edit"})
 # most failed runs: a claim in the agent's own words first, then the answer's or the change's
 # words, then the broad ones. {t}: the lesson's tool; {items}: the arguments or tools, counted
 _SAID = {
-    "comparison": ("the agent wrote a comparison of two numbers that does not hold{eg}",
-                   "check which way each comparison goes, number against number, before {t}"),
+    "comparison": ("the agent's comparison of two numbers, or the side it concluded from one, went the wrong way{eg}",
+                   "check which way each comparison goes, number against number, and which side the question's word "
+                   "picks (first, earlier or older: the earlier date; later or younger: the later one) before {t}"),
     "time": ("the agent claimed a time window that the record's own date and the log's current time contradict",
              "work out the time from the record's own date and the current time the prompt gives before {t}"),
     "limit": ("the run's sum went above a money limit the user had given",
@@ -42,7 +43,7 @@ _SAID = {
     "count": ("the user gave a count that a record already shown contradicts",
               "check a count the user gives against the record before {t}"),
     # these lead with their instruction and the tool or rule quote their runs share (fact_leads.py)
-    **{k: fact_leads.OWN[k] for k in ("named-comparison", "reversed-conclusion", "unsupported-comparison",
+    **{k: fact_leads.OWN[k] for k in ("named-comparison", "unsupported-comparison",
                                       "quoted-name", "packed-calls", "described-search", "one-sided", "planned-look-up", "reflected-answer",
                                       "opening-form")},
     "answer-extra": ("the answer held the expected words and added others",

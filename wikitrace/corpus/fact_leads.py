@@ -53,9 +53,6 @@ OWN = {
                          "look-ups returned",
                          "compare the values the look-ups returned for both sides before choosing between two "
                          "named things"),
-    "reversed-conclusion": ("the agent's years compared the right way round, but its conclusion named the other side",
-                            "after comparing two dates, answer with the side the question's word picks: first, "
-                            "earlier or older is the earlier date; later, last or younger the later one"),
     "unsupported-comparison": ("the agent compared two places when no look-up had returned coordinates for either",
                                "look up the coordinates of both places before saying which lies further in a "
                                "direction"),
