@@ -110,6 +110,11 @@ def test_the_mistake_names_the_argument_most_failed_runs_sent_otherwise_with_its
     long = {**untitled, "guideline": "Before book, check the rule: \"Basic economy flights cannot be modified.\""}
     argument_title(long, {})
     assert long["title"] == "Before book, check the request"  # a quote after a colon is no title
+    # an instruction whose colon opens why, not what it names: the instruction titles the page
+    why = {**untitled, "guideline": "Before book, check that the changes do what the request asks: the call going "
+                                    "through does not make them the change asked for. Look twice."}
+    argument_title(why, {})
+    assert why["title"] == "Before book, check that the changes do what the request asks", why["title"]
     # one of the two runs sent a payment whose source is not known: the source is said of neither
     runs[1] = _fact_run("step-0002", "failure", ["book.payment", "book.bags"])
     said, _runs_of = mistake(entry, {r["step"]: r for r in runs})

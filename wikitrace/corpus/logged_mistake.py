@@ -117,6 +117,9 @@ def argument_title(entry: dict, by_step: dict[str, dict], ways=None) -> None:
 
     said = sentences(entry["guideline"])
     first = (action(said[0]) or said[0] if said else "").rstrip(".")
+    head, _, why = first.partition(": ")
+    if why and not why.startswith(('"', "`")) and head.count('"') % 2 == 0 and head.count("`") % 2 == 0:
+        first = head  # an instruction and, after its colon, why (not what it names): the instruction titles it
     if first.startswith(f"Before {tool}, ") and len(first) <= _TITLE_WIDTH and not re.search(r"\d|:|;", first):
         entry["title"] = first
 
