@@ -87,11 +87,11 @@ def test_a_lesson_whose_failed_runs_compared_backwards_leads_with_it(tmp_path):
         assert 2 * len(counted) > len(failed)
         assert entry["checked"]["steps"] == sorted(counted)
         assert entry["guideline"].startswith(
-            f"In {len(counted)} of the {len(failed)} failed runs here the agent wrote a comparison of two numbers "
-            "that does not hold (in the first of them ")
+            f"In {len(counted)} of the {len(failed)} failed runs here the agent's comparison of two numbers, or the "
+            "side it concluded from one, went the wrong way (in the first of them ")
         assert "is later than" in entry["guideline"].split(")", 1)[0]
         page = (out / "insight" / f"{entry['id']}.md").read_text()
-        line = page.split(f"The {len(counted)} failed runs where the agent wrote a comparison", 1)[1].split("\n", 1)[0]
+        line = page.split(f"The {len(counted)} failed runs where the agent's comparison", 1)[1].split("\n", 1)[0]
         linked = re.findall(r"\[(step-\d+)\]\(\.\./compilation/\1\.md\)", line)
         assert linked == sorted(counted)
     # a successful run's comparison holds: no run that succeeded carries the fact
@@ -257,8 +257,8 @@ def test_the_lead_prefers_the_fact_of_most_distinct_tasks_and_says_when_runs_rep
     for e in spread:
         e["facts"] = []
     (entry,) = gather(one_task + spread)
-    assert entry["guideline"].startswith("In 6 of the 10 failed runs here (all trials of 1 of their 5 tasks) the agent "
-                                         "wrote a comparison of two numbers that does not hold")
+    assert entry["guideline"].startswith("In 6 of the 10 failed runs here (all trials of 1 of their 5 tasks) the agent's "
+                                         "comparison of two numbers, or the side it concluded from one, went the wrong way")
 
 
 def test_a_lesson_one_run_taught_says_so_and_points_to_the_counted_lesson_of_its_tool(tmp_path):

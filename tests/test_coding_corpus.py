@@ -339,7 +339,7 @@ def test_an_edit_that_wrote_a_name_the_log_only_showed_spelt_otherwise_is_flagge
     # the failure's line against that trial names the words the two lines differ in (the success's line was
     # kept cut short at 100 characters: matched by its last whole words), and that both wrote such a name
     assert ("wrote the same line as this run but for `padding != Padding.OPTIONAL`, where this run wrote "
-            "`!_paddingOptional`; each wrote a name its log had shown only spelt otherwise (`Padding.OPTIONAL`, and "
+            "`!_paddingOptional`; each wrote a name its log had shown only with another spelling (`Padding.OPTIONAL`, and "
             "this run `_paddingOptional`): check that the name an edit writes is one the code defines.") in lost
     # and the success's line names the same difference from its side, after what set it apart from the other trial
     assert (f"The other failed trial, [{step['acme__jsonkit-102']}]({step['acme__jsonkit-102']}.md), changed the same "

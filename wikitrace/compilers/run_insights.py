@@ -300,6 +300,7 @@ def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
 # the went-through lesson's last step, which the page replaces by where successful runs took each
 # argument when the task type shows it (corpus/rewrites.checklist)
 CHECK_EACH = "check each argument against the part of the request it serves first"
+GENERIC_CHECK = f"That the call went through does not show it was the change asked for: {CHECK_EACH}."
 
 
 def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
@@ -318,16 +319,16 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     edit = edit_of(w.turn)
     if edit is not None:  # a file edit: the check is the file and what the change does there, not "arguments"
         text = (f"Before {v}, check that the file it changes is the one the task is about (named by the task text, "
-                "or found by a search or a failing test's trace) and read the changed lines back: the edit going "
-                "through does not make it the change the task asked for.")
+                "or found by a search or a failing test's trace) and read the changed lines back: that an edit went "
+                "through does not show it was the change asked for.")
     elif not args or (isinstance(args, str) and args.strip() == (w.name or "").strip()) or w.turn.extra.get("submits"):
         # SWE-agent's ``submit``, mini-swe-agent's submitting echo: it sends the changes made before it
-        text = (f"Before {v}, check that the changes made before it do what the request asks: the call going "
-                "through does not make them the change the task asked for."
+        text = (f"Before {v}, check that the changes made before it do what the request asks: that {v} went "
+                "through does not show they were the change asked for."
                 + (f" Hold it against what the system prompt's rules say of it: {quoted}{end}" if rules else ""))
     else:
         text = ((f"Before {v}, hold the call against what the system prompt's rules say of it: {quoted}{end} " if rules
-                 else "") + "The call going through does not make it the change the task asked for: " + CHECK_EACH + ".")
+                 else "") + GENERIC_CHECK)
     ruled = bool(rules) or r.system is not None  # no "rules" in the title of a log that has none
     said = "making a file edit" if v == FILE_EDIT else f"calling {v}"
     return make_insight(f"went-through|{v}", f"Before {v}, check the request" + (" and the rules on it" if ruled else ""), text,

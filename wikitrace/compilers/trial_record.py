@@ -179,7 +179,7 @@ def record(r: Reading) -> dict:
                 item["removed"], item["added"] = lines
                 unseen = [name for name, _shown in unseen_names(r, c)]
                 if unseen:
-                    item["unseen"] = unseen  # names its log showed only spelt otherwise: a trial may share them
+                    item["unseen"] = unseen  # names its log showed only with another spelling: a trial may share them
         came = sources(r, c) if r.run.outcome.success else {}  # said only of a success's own values
         if came:
             item["from"] = came

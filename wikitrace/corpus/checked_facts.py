@@ -17,6 +17,7 @@ import json
 from collections import Counter
 
 from ..compilers.missed_insight import UNTOLD
+from ..compilers.run_insights import GENERIC_CHECK
 from . import fact_leads, run_counts
 from .fisher import verdict
 from .fact_weights import (FAILED_ONLY, NAMES_ITEMS, aside_note, item_words, leans_to_failure, on_same_tools,
@@ -322,8 +323,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
                         "tasks": run_counts.tasks(runs_of[kind])}
 
 
-_GENERIC_CHECK = "The call going through does not make it the change the task asked for: " \
-                 "check each argument against the part of the request it serves first."
+_GENERIC_CHECK = GENERIC_CHECK
 
 
 def _top(named: Counter | None) -> str:

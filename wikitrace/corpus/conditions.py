@@ -27,6 +27,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 
+from ..compilers.run_insights import GENERIC_CHECK
 from . import layout, run_counts
 from .applies import Openings, task_of
 from .fisher import ALPHA, fisher_tails
@@ -290,7 +291,7 @@ def sentence(c: Condition) -> str:
 # the went-through lesson's quote of the system prompt's rules on the call (compilers/run_insights):
 # a restatement the agent already reads in its own prompt, replaced by what the records show
 _RESTATED = "hold the call against what the system prompt's rules say of it: "
-_AFTER = "The call going through does not make it"
+_AFTER = GENERIC_CHECK.split(":", 1)[0]
 
 
 def state(entry: dict, by_tool: dict[str, list[Condition]]) -> None:

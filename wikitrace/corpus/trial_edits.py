@@ -79,11 +79,11 @@ def _code(lines: list[str]) -> str:
 
 
 def _both_unseen(theirs: dict, mine: dict) -> str:
-    """Where both edits wrote a name their logs showed only spelt otherwise: said of both, so that
+    """Where both edits wrote a name their logs showed only with another spelling: said of both, so that
     neither page reads one such name as what set the two runs apart."""
     if not (theirs.get("unseen") and mine.get("unseen")):
         return ""
-    return (f"; each wrote a name its log had shown only spelt otherwise (`{_t(theirs['unseen'][0])}`, and this "
+    return (f"; each wrote a name its log had shown only with another spelling (`{_t(theirs['unseen'][0])}`, and this "
             f"run `{_t(mine['unseen'][0])}`): check that the name an edit writes is one the code defines")
 
 
