@@ -247,7 +247,7 @@ def test_a_wrong_answer_is_set_beside_the_expected_one_and_its_source(tmp_path):
     assert fact.endswith('The answer holds the expected words and adds "through" before it and "near Orlo" after it.')
     fact = next(f for f in _facts(listed) if f.startswith("The answer "))
     err = next(t.turn for t in listed.turns if t.type == "function_call" and "Similar" in (t.result or ""))
-    assert fact.endswith(f"The answer appears in no look-up that went through, only in the error Search returned at "
+    assert fact.endswith(f"The run's answer appears in no look-up that went through, only in the error Search returned at "
                          f"turn {err}."), fact
 
 
@@ -285,7 +285,7 @@ def test_a_listed_name_the_run_searched_and_found_is_not_said_to_be_in_no_look_u
     fact = next(f for f in _facts(run) if f.startswith("The answer "))
     err, opened = (t.turn for t in run.turns if t.type == "function_call" and t.name == "Search")
     assert "no look-up that went through" not in fact, fact
-    assert fact.endswith(f"The answer is a name the error Search returned at turn {err} listed; Search[Ines Varga "
+    assert fact.endswith(f"The run's answer is a name the error Search returned at turn {err} listed; Search[Ines Varga "
                          f"(footballer)] at turn {opened} went through, and its answer names \"Ines Kata Varga\"."), fact
 
 
@@ -319,7 +319,7 @@ def test_a_wrong_answer_from_a_page_that_never_met_the_question_s_names_says_whi
     [run] = _load(path)
     fact = next(f for f in _facts(run) if f.startswith("The answer "))
     page = next(t.turn for t in run.turns if t.type == "function_call" and t.name == "Search")
-    assert fact.endswith(f"The answer appears in what Search returned at turn {page}, though no page the run read "
+    assert fact.endswith(f"The run's answer appears in what Search returned at turn {page}, though no page the run read "
                          'before answering holds "Argentine" or "Ronald Koeman", which the question names.'), fact
     _check(run, fact, [])
 
@@ -1448,7 +1448,7 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         if e:
             _only_in_errors(run, e.group(1), e.group(2), at)
         _held_in_another_form(run, text)
-        e = re.search(r"The answer appears in no look-up that went through, only in (the errors? .+)\.$", text)
+        e = re.search(r"The run's answer appears in no look-up that went through, only in (the errors? .+)\.$", text)
         if e:
             _only_in_errors(run, given, e.group(1), at)
         e = re.search(r", though no page the run read before answering holds (.+), which the question names\.", text)

@@ -525,7 +525,7 @@ def test_a_task_whose_trials_never_had_the_expected_answer_returned_says_so(tmp_
 
 
 def test_an_answer_a_page_wrote_with_middle_names_is_not_said_to_be_in_no_look_up(tmp_path):
-    """Round 18 (HotpotQA): step-0425's "The answer appears in no look-up, only in the user message"
+    """Round 18 (HotpotQA): step-0425's "The run's answer appears in no look-up, only in the user message"
     stood beside a look-up that wrote "Sir Patrick John Thompson Vallance"; the page now says the
     name was there, written with its middle names."""
     from wikitrace.compilers.qa_reasons import name_with_middle
@@ -557,5 +557,5 @@ Correct answer: Frederick Alexander
 """, encoding="utf-8")
     [run] = [r for r in load._read(printout, load.detect(printout)) if isinstance(r, Run)]
     facts = [f.text for f in compile_offline(run).in_short]
-    assert any("The answer appears in no look-up as written, only in the user message at turn 0; what Search returned "
+    assert any("The run's answer appears in no look-up as written, only in the user message at turn 0; what Search returned "
                "at turn 1 wrote it \"Patrick John Thompson Vallance\"." in f for f in facts), facts

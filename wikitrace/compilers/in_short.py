@@ -184,22 +184,22 @@ def _answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
             opened = searched_listed(r, c, found[1].n)
             # a listed name the run then searched and found named: "no look-up that went through"
             # held it as written, and yet the page it opened was about it
-            told = (f"The answer is a name the error {found[1].name} returned at turn {found[1].n} listed; "
+            told = (f"The run's answer is a name the error {found[1].name} returned at turn {found[1].n} listed; "
                     f"{opened[0].name}[{clip(str(opened[0].turn.arguments), 60)}] at turn {opened[0].n} went through, "
                     f"and its answer names \"{opened[1]}\"." if opened else
-                    "The answer appears in no look-up that went through, only in "
+                    "The run's answer appears in no look-up that went through, only in "
                     + (errs.where("returned") if errs else f"the error {found[1].name} returned at turn {found[1].n}") + ".")
             turns += (errs.turns if errs else [found[1].n]) + ([opened[0].n] if opened else [])
         elif found is not None and found[0] == "user":
             # a person's name a page wrote with a middle name ("Sir Patrick John Thompson Vallance") is there
             named = next(((x, span) for x in r.calls if x.n < c.n and not x.error and not x.writes and x.turn.result
                           and (span := name_with_middle(x.turn.result, " ".join(str(c.turn.arguments).split())))), None)
-            told = (f"The answer appears in no look-up as written, only in the user message at turn {found[1].turn}; "
+            told = (f"The run's answer appears in no look-up as written, only in the user message at turn {found[1].turn}; "
                     f"what {named[0].name} returned at turn {named[0].n} wrote it \"{named[1]}\"." if named else
-                    f"The answer appears in no look-up, only in the user message at turn {found[1].turn}.")
+                    f"The run's answer appears in no look-up, only in the user message at turn {found[1].turn}.")
             turns += [found[1].turn] + ([named[0].n] if named else [])
         elif found is not None and (seen is None or found[1].n != seen.n):
-            told = f"The answer appears in what {found[1].name} returned at turn {found[1].n}{_untied(r, c)}."
+            told = f"The run's answer appears in what {found[1].name} returned at turn {found[1].n}{_untied(r, c)}."
             turns.append(found[1].n)
     kind = ("answer-extra" if told and told.startswith("The answer holds the expected")
             else "answer-partial" if told and told.startswith("The answer is only part") else "answer-seen" if seen else "")
