@@ -120,6 +120,24 @@ def test_a_failed_change_on_an_option_the_search_showed_full_says_so(tmp_path):
     _all_hold(run)
 
 
+def test_a_full_option_the_run_got_past_comes_after_what_still_stood(tmp_path):
+    """The run changed to another flight after the refusal: the change that went through is what the
+    page leads with; the refused option is said after it."""
+    run = _tau(tmp_path, [
+        _user("Please move me to a flight on 2024-06-10."),
+        *_tool("search_direct_flight", {"origin": "DEN", "destination": "BOS", "date": "2024-06-10"}, _search(0)),
+        _agent("HAT311 leaves at 9:00. Move Q4WZ8N to it in economy?"), _user("Yes."),
+        *_tool("update_reservation_flights", MOVE, "Error: not enough seats on flight HAT311"),
+        *_tool("update_reservation_flights", {**MOVE, "flights": [{"flight_number": "HAT402", "date": "2024-06-10"}]},
+               {"reservation_id": "Q4WZ8N", "flights": [{"flight_number": "HAT402"}]}),
+    ], reward=0.0, actions=[{"name": "update_reservation_flights",
+                             "kwargs": {**MOVE, "flights": [{"flight_number": "HAT402", "date": "2024-06-11"}]}}])
+    facts = _facts(run)
+    full = next(i for i, f in enumerate(facts) if "showed with 0 under `available_seats`" in f)
+    assert full > 0, facts
+    _all_hold(run)
+
+
 def test_a_failure_for_another_reason_or_a_seat_to_spare_is_not_put_on_the_search(tmp_path):
     for seats, error in ((0, "Error: gift card balance is not enough"), (3, "Error: not enough seats on flight HAT311")):
         run = _full_flight_run(tmp_path, seats, error)

@@ -360,6 +360,8 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]
     agreed = next((o.fact() for c in r.calls if c.writes and (o := other_terms(r, c)) is not None), None)
     shown = next(iter(shown_conflicts(r)), None)
+    if shown is not None and _got_past_later(r, shown):  # a failed call the run got past: after what still stood
+        facts, shown = facts + [shown], None
     told = next(iter(unmade_claims(r)), None)
     whys = [f for f in (agreed, shown, told, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
     r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
@@ -370,6 +372,14 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
         facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "
                              "missing: the log does not show what else was judged.", [c.n for c in writes[:3]]))
     return facts
+
+
+def _got_past_later(r: Reading, fact: KeyFact) -> bool:
+    """Whether the call a fact is about (at its last turn) failed and a later call of its tool went
+    through."""
+    tool, last = (fact.about or [""])[0], max(fact.turns or [0])
+    failed = any(c.n == last and c.name == tool and c.error for c in r.calls)
+    return failed and any(c.name == tool and not c.error and c.n > last for c in r.calls)
 
 
 def _got_past(r: Reading) -> list[KeyFact]:
