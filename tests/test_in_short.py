@@ -209,6 +209,24 @@ def test_what_is_not_a_readable_conclusion_yields_nothing(text):
     assert conclusions(text) == []
 
 
+
+def test_a_success_saved_by_a_refused_change_the_task_did_not_expect_says_so(tmp_path):
+    """It reads as a run that held back; it sent the change and the tool refused it. (A run whose agent
+    then told the user it could not is said so by the refusal lesson instead.)"""
+    moved = {"reservation_id": "Q4WZ8N", "cabin": "economy", "payment_id": "gift_card_7730215",
+             "flights": [{"flight_number": "HAT030", "date": "2024-05-13"}]}
+    run = _tau(tmp_path, [_user("Move my flight to May 13."),
+                          *_tool("update_reservation_flights", moved, "Error: flight HAT030 not available on date 2024-05-13"),
+                          _agent("Let me look at other dates for you."), _user("No need, keep it as it is."),
+                          _agent("Done, your reservation stays as it is.")], reward=1.0, actions=[])
+    turn = _call_turn(run, "update_reservation_flights")
+    facts = _facts(run)
+    assert facts[0] == (f"update_reservation_flights at turn {turn} failed (\"Error: flight HAT030 not available on date "
+                        "2024-05-13\"), and the task expected no update_reservation_flights call: this run succeeded "
+                        "because that change was refused, not because it held back from sending it."), facts
+    _check(run, facts[0], [turn])
+
+
 SLIPS = """
 ########################################
 BEGIN TRIAL 1
@@ -1485,6 +1503,17 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
             assert not any(re.search(r"(?<![\w])" + re.escape(p) + r"(?![\w])", before) for p in name.split(".")), text
             assert other in before and other != name, text
         assert ("succeeded" in text) == run.outcome.success, text
+        return
+    m = re.fullmatch(r"(\S+) at turn (\d+) failed \(\"(.+)\"\), and the task expected no \1 call: this run succeeded "
+                     r"because that change was refused, not because it held back from sending it\.", text)
+    if m:  # a refused change of a tool the task expected no call of, never got through later
+        call = by_n[int(m.group(2))]
+        assert call.name == m.group(1) and call.is_error and run.outcome.success, text
+        assert (call.result or "").startswith(m.group(3).rstrip("…")), text
+        expected = json.loads(run.task.metadata.get("expected_calls") or "[]")
+        assert not any(e["name"] == call.name for e in expected), text
+        assert not any(t.type == "function_call" and t.name == call.name and not t.is_error and t.turn > call.turn
+                       for t in run.turns), text
         return
     m = re.fullmatch(r"The run's last state-changing call, (\S+) at turn (\d+), went through\.", text)
     if m:

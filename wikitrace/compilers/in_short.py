@@ -430,6 +430,22 @@ def _allowed_case(r: Reading, writes: list[Call]) -> list[KeyFact]:
     return []
 
 
+def _refused_unexpected(r: Reading, expected: list[dict] | None) -> list[KeyFact]:
+    """A success saved by a refusal: a change of a tool the task expected no call of, sent and
+    refused, with no later call of that tool going through. It reads as a run that held back; it
+    tried, and the tool said no."""
+    if expected is None:
+        return []
+    tools = {e.get("name") for e in expected}
+    for c in r.calls:
+        if c.writes and c.error and c.name not in tools and not any(
+                x.name == c.name and not x.error and x.n > c.n for x in r.calls):
+            return [KeyFact(f"{c.name} at turn {c.n} failed (\"{clip(c.turn.result or '', 90)}\"), and the task "
+                            f"expected no {c.name} call: this run succeeded because that change was refused, not "
+                            "because it held back from sending it.", [c.n])]
+    return []
+
+
 def _success_facts(r: Reading) -> list[KeyFact]:
     answer = _answer(r)
     if answer is not None:
@@ -477,7 +493,7 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                 # place, keeping its kind (the insight layer counts that kind on both sides)
                 return [replace(lesson, kind=facts[0].kind, about=facts[0].about)] + _got_past(r)
     _restating(r, facts)
-    facts += _got_past(r)
+    facts = _refused_unexpected(r, expected) + facts + _got_past(r)
     if expected:
         facts += _allowed_case(r, writes)
     if not facts and writes:
