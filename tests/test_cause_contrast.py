@@ -22,7 +22,7 @@ SAID = re.compile(r"[Tt]his error was also met in (\d+) of (\d+) successful runs
 
 def _causes(page: str) -> list[str]:
     section = page.split("\n## Failure Causes\n", 1)[1].split("\n## ", 1)[0].split("\nLeft out: ", 1)[0]
-    blocks = re.split(r"\n### (?:Cause|Context|Setting) ", section)[1:]
+    blocks = re.split(r"\n### (?:Cause|Context|Setting|Also met) ", section)[1:]
     assert [b.split("\n", 1)[0] for b in blocks] == [str(n) for n in range(1, len(blocks) + 1)]
     return blocks
 
@@ -60,8 +60,11 @@ def _check_pages(out: Path) -> dict[str, list[str]]:
             assert not changes or i > max(changes), (r["step"], i)
         assert MOVED_NOTE not in page or said  # the ranking line is added only where a cause was moved
         # a program the machine lacks that the successes met as often is headed Setting, after every cause
-        heads = re.findall(r"\n### (Cause|Context|Setting) \d+\n", page)
+        heads = re.findall(r"\n### (Cause|Context|Setting|Also met) \d+\n", page)
         settings = [i for i, h in enumerate(heads) if h == "Setting"]
+        # any other cause the successes met too is headed as also met, not as a cause, and only such a one
+        assert all(heads[i] == "Also met" for i, _m in said if i not in settings), (r["step"], heads)
+        assert all("it did not decide this run" in blocks[i] for i, h in enumerate(heads) if h == "Also met")
         assert settings == list(range(len(heads) - len(settings), len(heads))), (r["step"], heads)
         assert (SETTING_NOTE in page) == bool(settings)
         for i in settings:  # its counts: on the block where successes met it as often, else on its In short line
@@ -226,7 +229,7 @@ def test_a_missing_program_successes_met_too_is_the_setting_and_goes_back_when_t
     # javac missing, as in 2 of 5 successes (as often as in the failed runs); mvn, as in 3 of 5 (less often)
     step = next(r["step"] for r in runs if r["run_id"] == "acme__jsonkit-102")
     page = (out / "compilation" / f"{step}.md").read_text()
-    heads = re.findall(r"\n### (Cause|Context|Setting) (\d+)\n", page)
+    heads = re.findall(r"\n### (Cause|Context|Setting|Also met) (\d+)\n", page)
     assert [h for h, _n in heads][-2:] == ["Setting", "Setting"] and [h for h, _n in heads].count("Setting") == 2
     settings = "".join(page.split(f"### Setting {n}\n", 1)[1].split("\n### ", 1)[0] for h, n in heads if h == "Setting")
     assert "bash: javac: command not found" in settings and "mvn: command not found" in settings
@@ -234,5 +237,5 @@ def test_a_missing_program_successes_met_too_is_the_setting_and_goes_back_when_t
     # counts under which no success met it: the page is headed and ordered as the run ranked it
     entry = next(r for r in runs if r["step"] == step)
     bare = set_causes(page, {"met": [], "causes": entry["decisive"]["causes"], "seen": []})
-    assert "### Setting" not in bare and SETTING_NOTE not in bare
+    assert "### Setting" not in bare and "### Also met" not in bare and SETTING_NOTE not in bare
     assert [n for _h, n in re.findall(r"\n### (Cause|Context) (\d+)\n", bare)] == [str(n) for n in range(1, len(heads) + 1)]

@@ -25,8 +25,10 @@ from . import layout
 
 _HEAD = "\n## Failure Causes\n"
 # a context item (a change as expected) is headed so; a program the machine lacks that successes met too is
-# headed as the setting it is, not as a cause (and back to a cause when the counts no longer say so)
-_BLOCK = re.compile(r"\n### (Cause|Context|Setting) ")
+# headed as the setting it is, and another error they met too as also met, not as a cause (and back to a cause
+# when the counts no longer say so)
+_BLOCK = re.compile(r"\n### (Cause|Context|Setting|Also met) ")
+_ALSO = "Also met"  # the heading of a cause the successful runs met too: it did not decide the run
 _SETTING = ("missing|", "error|missing-program")
 _RANKED = "> They are ranked:"
 MOVED_NOTE = ("> An error that the successful runs of this task type met at least as often as the failed ones comes "
@@ -210,7 +212,8 @@ def set_causes(page: str, note: dict | None) -> str:
     # a program the machine lacks that any successful run of the type met too did not decide this run by itself
     setting = {i for i, *_ in [*note["met"], *(note.get("seen") or ())] if isinstance(causes[i][0], list)
                and any(k.startswith(_SETTING) for k in causes[i][0])}
-    headings = ["Setting" if i in setting else "Cause" if h == "Setting" else h for i, h in enumerate(headings)]
+    headings = ["Setting" if i in setting else _ALSO if i in met and h in ("Cause", _ALSO)
+                else "Cause" if h in ("Setting", _ALSO) else h for i, h in enumerate(headings)]
     changes = [i for i, (c, _t) in enumerate(causes) if c == "change"]
     last = max(changes) if changes else -1
     # above the last change: the other causes keep their order, the ones the successes met follow
