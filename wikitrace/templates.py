@@ -52,7 +52,8 @@ def md_text(value) -> str:
     if value is None:
         return ""
     text = value if isinstance(value, str) else str(value)
-    return _MD_ESCAPE.sub(r"\\\g<0>", text)
+    # most texts hold nothing to escape: a search in C, not a substitution through the template
+    return _MD_ESCAPE.sub(r"\\\g<0>", text) if _MD_ESCAPE.search(text) else text
 
 
 _MD_ESCAPED = re.compile(r"\\([\[\]`<>\\])")

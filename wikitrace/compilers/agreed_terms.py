@@ -203,7 +203,8 @@ def yes_to_another_thing(r: Reading, c: Call) -> int | None:
     said_as_written = " ".join(t.content for t in put)
     text = said_as_written.lower()
     values = [str(v).strip().lower() for _p, v in leaves(c.turn.arguments) if not isinstance(v, bool)]
-    if any(len(v) >= 3 and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in values):
+    # a value the text does not hold at all needs no pattern compiled for it
+    if any(len(v) >= 3 and v in text and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in values):
         return None
     named = money_in(said_as_written)
     if any(isinstance(v, (int, float)) and not isinstance(v, bool) and any(abs(v - m) < _ROUND for m in named)

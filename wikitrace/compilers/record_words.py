@@ -189,20 +189,26 @@ def _item_words(parsed) -> dict[str, set[str]]:
         item = _item_of(str(path))
         if item is None or isinstance(value, bool) or value is None:
             continue
-        words = out.setdefault(item, set())
+        words = out.get(item)
+        if words is None:  # an item's own key, once: its fields share it
+            words = out[item] = set()
+            tail = _ITEM_PARTS.split(item)[-1].rstrip("]").lower()
+            if len(tail) >= 3 and not tail.isdigit():
+                words.add(tail)
         text = ("%g" % value) if isinstance(value, (int, float)) else str(value).lower()
         if len(text) >= 3 or isinstance(value, (int, float)) and len(text) >= 2:
             words.add(text)
-        tail = re.split(r"[.\[]", item)[-1].rstrip("]").lower()
-        if len(tail) >= 3 and not tail.isdigit():
-            words.add(tail)
     return out
+
+
+_ITEM_PARTS = re.compile(r"[.\[]")
 
 
 def _names(word: str, low: str) -> bool:
     """Whether a lowered sentence names an item's word: a number as a whole number ("$67", not 1967)."""
     if word.replace(".", "", 1).isdigit():
-        return re.search(rf"(?<![\w.]){re.escape(word)}(?![\w]|\.\d)", low) is not None
+        # the plain test first: most sentences hold no such number, and each pattern is compiled
+        return word in low and re.search(rf"(?<![\w.]){re.escape(word)}(?![\w]|\.\d)", low) is not None
     return word in low
 
 

@@ -61,8 +61,13 @@ def _beside(c: Call, a) -> list[str]:
 
 def _names_field(key: str, low: str) -> bool:
     """Whether a user message names the argument's field (a word of its key, as in "cabin")."""
-    words = [w for w in re.split(r"[^a-z]+", key.lower()) if len(w) >= 3]
-    return any(re.search(rf"(?<![a-z]){re.escape(w[:4])}", low) for w in words)
+    return any(w in low and re.search(rf"(?<![a-z]){re.escape(w)}", low) for w in _field_heads(key))
+
+
+@lru_cache(maxsize=1024)
+def _field_heads(key: str) -> tuple[str, ...]:
+    """The first four letters of each word of three or more of a key: asked per message and value."""
+    return tuple(w[:4] for w in re.split(r"[^a-z]+", key.lower()) if len(w) >= 3)
 
 
 def _holding(r: Reading, spellings: list[str]) -> list[Turn]:
