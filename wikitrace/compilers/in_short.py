@@ -66,7 +66,8 @@ def _kind(facts: list[KeyFact], kind: str) -> list[KeyFact]:
 def in_short(r: Reading) -> list[KeyFact]:
     """The facts, most telling first: a checked claim in the run's own words, then what the
     log's own records establish for this outcome."""
-    facts = (_kind((wrong_comparisons(r) + reversed_conclusions(r))[:1], "comparison") + _kind(time_facts(r)[:1], "time")
+    own = wrong_comparisons(r) + reversed_conclusions(r)  # the agent's own words, refuted by its own figures
+    facts = (_kind(own[:1], "comparison") + _kind(time_facts(r)[:1], "time")
              + _kind(limit_facts(r)[:1], "limit") + _kind(count_facts(r)[:1], "count"))
     if r.run.outcome.success:
         claim = contradicted(r)  # the user's word the record denied: a success that took it succeeded by luck

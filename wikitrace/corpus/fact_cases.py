@@ -4,14 +4,15 @@ A lesson's advice is a generalisation; the reader acts on it sooner with the run
 view: "book_reservation at turn 21 sent `nonfree_baggages` 1 where the task expected 0. The system
 prompt's rule on `nonfree_baggages`: …". Each failed run's page opens with the facts the compiler
 checked against its log (compilers/in_short.py), most telling first. A run entry keeps, for each of
-its lessons, the first of those facts that is about the lesson (lesson_fact says how). The insight page shows them for the first
-failed run of up to three tasks (three trials of one task would show one mistake three times).
-Lessons whose answers have their own cases (answer_cases.py) keep those.
+its lessons, the first of those facts that is about the lesson (lesson_fact says how). The insight
+page shows them for the first failed run of up to three tasks (three trials of one task would show
+one mistake three times). Lessons whose answers have their own cases (answer_cases.py) keep those.
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ..compilers.in_short import NOTHING_SETTLED
 from ..compilers.text import clip
@@ -39,9 +40,10 @@ def lesson_fact(comp, lesson) -> str:
     tool, kind = key_tool(key), key.split("|", 1)[0]
     turns = {int(n) for span in _TURNS.findall(lesson.detail or "") for n in re.findall(r"\d+", span)}
     if tool:
-        about = re.compile(rf"(?<![\w.]){re.escape(tool)}(?!\w)")
-        facts = [f for f in facts if about.search(f.text) and (kind != "error" or turns & set(f.turns) and _FAILING.search(
-            f.text) and not _other_message(f.text, key.split("|")[2] if key.count("|") > 1 else ""))]
+        shape = key.split("|")[2] if kind == "error" and key.count("|") > 1 else ""
+        facts = [f for f in facts if _naming(tool).search(f.text) and (kind != "error" or turns & set(f.turns)
+                                                                      and _FAILING.search(f.text)
+                                                                      and not _other_message(f.text, shape))]
     elif kind == "missed":
         facts = [f for f in facts if f.kind == "missed-change"]
     elif kind == "rule":
@@ -50,6 +52,12 @@ def lesson_fact(comp, lesson) -> str:
     else:
         facts = [f for f in facts if turns & set(f.turns)]
     return clip(facts[0].text, WIDTH) if facts else ""
+
+
+@lru_cache(maxsize=512)
+def _naming(tool: str) -> re.Pattern:
+    """A tool's name as a whole word (not inside `a.tool` or `tool_x`)."""
+    return re.compile(rf"(?<![\w.]){re.escape(tool)}(?!\w)")
 
 
 def _other_message(text: str, shape: str) -> bool:

@@ -77,8 +77,9 @@ def _rule_lines(failed: list[dict], tool: str, led: str | None) -> list[str]:
         field = f"`{on}`" if on != tool else "the change"
         do = (f"work out `{on}` for {tool} by the system prompt's rule {quote}" if on != tool else
               f"check the {tool} change against the system prompt's rule {quote}")
+        steps = ", ".join(sorted(e["step"] for e in hit))
         lines.append(f"In {run_counts.part_of(hit, failed)}, the {tool} call differed from the task's expected one "
-                     f"where the system prompt's rule on {field} decides it ({', '.join(sorted(e['step'] for e in hit))}; "
+                     f"where the system prompt's rule on {field} decides it ({steps}; "
                      f"each page's \"In short\" quotes the rule and the record it applies to): {do}.")
     return lines
 
