@@ -67,8 +67,9 @@ def _checked_cases(out: Path) -> int:
             assert any(f.startswith(text.rstrip("….")) for f in facts), (text, facts)
             tool = entry["key"].split("|")[1].split(":")[0].split(" ")[0] if entry["key"].startswith(
                 ("error|", "went-through|", "hand-off|")) else None
-            if tool:
-                assert tool in text, (entry["id"], text)
+            if tool:  # or the user's word the run took against a record, which bears on any change it made
+                assert tool in text or text.startswith("The user said") and not entry["key"].startswith("error|"), (
+                    entry["id"], text)
             assert f"- [{case['step']}](../compilation/{case['step']}.md): " in page
             shown += 1
     return shown
@@ -128,3 +129,14 @@ def test_a_rule_lesson_takes_only_a_fact_that_quotes_its_rule():
                     'can use at most one travel certificate."', [15], "arguments")
     assert lesson_fact(_Comp("failure", [bags]), rule) == ""
     assert lesson_fact(_Comp("failure", [bags, certs]), rule) == certs.text
+
+
+def test_a_change_lesson_takes_the_user_s_word_the_run_took_against_the_record():
+    claim = KeyFact('The user said "Gold member" (turn 1), but get_user_details (turn 4) gives `membership` "regular".',
+                    [1, 4, 10], "user-claim", ["membership"])
+    made = KeyFact("send_certificate at turn 12 went through, but the task expected no change at all.", [12],
+                   "unexpected-change", ["send_certificate"])
+    comp = _Comp("failure", [claim, made])
+    assert lesson_fact(comp, _lesson("went-through|send_certificate", "turn 12: send_certificate went through")) == claim.text
+    # an error lesson is about its error, not the claim
+    assert lesson_fact(comp, _lesson("error|send_certificate|Error: x", "turn 12: tried")) == ""

@@ -24,12 +24,14 @@ WIDTH = 600  # characters of a fact kept
 _RULE_WORDS = 5  # opening words of a rule a fact must quote to be about it
 _TURNS = re.compile(r"\bturns?\s+(\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)")
 _FAILING = re.compile(r"\b(?:fail(?:ed|s)?|errors?)\b", re.I)  # a fact about a call failing
+_CLAIM = "user-claim"  # the agent took the user's word where a record said otherwise: it bears on any change made
 _UNSETTLED = frozenset(NOTHING_SETTLED.values())  # a page's word that nothing is established: no case
 
 
 def lesson_fact(comp, lesson) -> str:
     """The checked fact of a failed run's page that is about ``lesson`` (a CandidateInsight); ""
-    when none is. About it means: naming its tool (for an error, saying a call failed on a turn
+    when none is. About it means: naming its tool, or the user's word the run took against a
+    record (for an error, only a fact saying a call of the tool failed on a turn
     of the error the lesson's detail names, and quoting no other message of its kind); for a
     change the task expected and never got, a fact of that kind; for a rule, quoting it; for any
     other lesson, on a turn the lesson's detail names."""
@@ -41,9 +43,8 @@ def lesson_fact(comp, lesson) -> str:
     turns = {int(n) for span in _TURNS.findall(lesson.detail or "") for n in re.findall(r"\d+", span)}
     if tool:
         shape = key.split("|")[2] if kind == "error" and key.count("|") > 1 else ""
-        facts = [f for f in facts if _naming(tool).search(f.text) and (kind != "error" or turns & set(f.turns)
-                                                                      and _FAILING.search(f.text)
-                                                                      and not _other_message(f.text, shape))]
+        facts = [f for f in facts if (kind != "error" and f.kind == _CLAIM) or _naming(tool).search(f.text) and (
+            kind != "error" or turns & set(f.turns) and _FAILING.search(f.text) and not _other_message(f.text, shape))]
     elif kind == "missed":
         facts = [f for f in facts if f.kind == "missed-change"]
     elif kind == "rule":
