@@ -217,8 +217,8 @@ def test_a_fact_the_successful_runs_of_the_pattern_met_as_often_does_not_lead_an
     # the same failed runs against successful hand-offs that were all expected: now it separates, and leads
     (entry,) = gather(failed + [_handing_off(10 + k, 10 + k, True, []) for k in range(8)])
     assert entry["guideline"].startswith("In 6 of the 6 failed runs here a state-changing call the task did not "
-                                         "expect went through (pass_to_person in 6): check that the request calls for a "
-                                         "pass_to_person change and the rules allow it as sent.")
+                                         "expect went through (pass_to_person in 6): check that the request calls for "
+                                         "a change with pass_to_person and the rules allow it as sent.")
     assert "set_aside" not in entry
 
 
@@ -420,7 +420,7 @@ def test_a_fact_on_the_lessons_own_tool_leads_before_one_only_on_another_tool():
     (entry,) = gather(runs)
     assert entry["guideline"].startswith("In 3 of the 3 failed runs here a state-changing call the task did not "
                                          "expect went through (book_trip in 3): check that the request calls for "
-                                         "a book_trip change and the rules allow it as sent.")
+                                         "a change with book_trip and the rules allow it as sent.")
 
 
 def test_facts_the_same_runs_hold_are_one_note_under_evidence_said_without_a_p():

@@ -288,7 +288,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
               + ("among the most often missed here" if sum(n == named[top] for n in named.values()) > 1
                  else "most often missed here")) + f": {ways.how_made(top, again)}"
     elif kind == "unexpected-change" and top:
-        do = f"check that the request calls for a {top} change and the rules allow it as sent"
+        do = f"check that the request calls for a change with {top} and the rules allow it as sent"
     elif kind == "arguments" and top and "." in top:
         change, _, arg = top.partition(".")
         rule = fitting((rules or {}).get(_thing(arg), []), with_item(runs_of[kind], kind, top))
