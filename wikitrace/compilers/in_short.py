@@ -228,7 +228,8 @@ def _unread_answer(r: Reading, c: Call) -> tuple[str, int | None]:
                 "had named it"), told["turn"]
     if found is not None and found[0] == "user":
         return f"; no look-up returned it, only the message at turn {found[1].turn}, which the run was given", found[1].turn
-    return "; no look-up returned it and no earlier turn of the log held it: the agent answered from what it knew", None
+    return ("; no look-up returned it and no earlier turn of the log held it: the agent answered from what it knew, "
+            "so this log holds no step a run without that knowledge could copy to find it"), None
 
 
 def _fold(text: str) -> str:
