@@ -11,7 +11,7 @@ import pytest
 
 from wikitrace.build import BuildOptions, build
 from wikitrace.compilers.schema import CandidateInsight, KeyFact
-from wikitrace.corpus.fact_cases import SHOWN, lesson_fact
+from wikitrace.corpus.fact_cases import SHOWN, lesson_fact as _fact_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 CORPORA = {"tau_bench": {}, "react_reflexion": {},
@@ -73,6 +73,10 @@ def _checked_cases(out: Path) -> int:
             assert f"- [{case['step']}](../compilation/{case['step']}.md): " in page
             shown += 1
     return shown
+
+
+def lesson_fact(comp, lesson) -> str:
+    return _fact_of(comp, lesson).get("fact", "")
 
 
 def _lesson(key: str, detail: str) -> CandidateInsight:
@@ -140,3 +144,20 @@ def test_a_change_lesson_takes_the_user_s_word_the_run_took_against_the_record()
     assert lesson_fact(comp, _lesson("went-through|send_certificate", "turn 12: send_certificate went through")) == claim.text
     # an error lesson is about its error, not the claim
     assert lesson_fact(comp, _lesson("error|send_certificate|Error: x", "turn 12: tried")) == ""
+
+
+def test_the_cases_show_first_the_runs_whose_fact_is_of_the_kind_the_lesson_leads_with():
+    """A lesson leading with quote marks in Search shows a run that quoted, not first a run that
+    answered a listed name wrong (which reads as if following the advice failed)."""
+    from wikitrace.corpus.fact_cases import annotate
+
+    def member(n: int, kind: str) -> tuple[dict, dict]:
+        return ({"step": f"step-{n:04d}", "outcome": "failure", "task_id": str(n)},
+                {"fact": f"fact of run {n}", **({"fact_kind": kind} if kind else {})})
+
+    entry = {"id": "insight-0001", "key": "error|Search|Could not find", "checked": {"kind": "quoted-name"}}
+    annotate([entry], {"insight-0001": [member(1, ""), member(2, "quoted-name"), member(3, ""), member(4, "quoted-name")]})
+    assert [c["step"] for c in entry["cases"]] == ["step-0002", "step-0004", "step-0001"]
+    plain = {"id": "insight-0002", "key": "error|Search|Could not find"}  # no lead: step order
+    annotate([plain], {"insight-0002": [member(1, ""), member(2, "quoted-name")]})
+    assert [c["step"] for c in plain["cases"]] == ["step-0001", "step-0002"]

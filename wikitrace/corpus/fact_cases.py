@@ -28,16 +28,17 @@ _CLAIM = "user-claim"  # the agent took the user's word where a record said othe
 _UNSETTLED = frozenset(NOTHING_SETTLED.values())  # a page's word that nothing is established: no case
 
 
-def lesson_fact(comp, lesson) -> str:
-    """The checked fact of a failed run's page that is about ``lesson`` (a CandidateInsight); ""
-    when none is. About it means: naming its tool, or the user's word the run took against a
+def lesson_fact(comp, lesson) -> dict:
+    """The checked fact of a failed run's page that is about ``lesson`` (a CandidateInsight), as its
+    run entry keeps it (``fact``: its words, ``fact_kind``: its kind when counted); {} when none is.
+    About it means: naming its tool, or the user's word the run took against a
     record (for an error, only a fact saying a call of the tool failed on a turn
     of the error the lesson's detail names, and quoting no other message of its kind); for a
     change the task expected and never got, a fact of that kind; for a rule, quoting it; for any
     other lesson, on a turn the lesson's detail names."""
     key = lesson.key
     if getattr(comp, "outcome", "") != "failure" or not key:
-        return ""
+        return {}
     facts = [f for f in getattr(comp, "in_short", ()) or () if f.text not in _UNSETTLED]
     tool, kind = key_tool(key), key.split("|", 1)[0]
     turns = {int(n) for span in _TURNS.findall(lesson.detail or "") for n in re.findall(r"\d+", span)}
@@ -52,7 +53,9 @@ def lesson_fact(comp, lesson) -> str:
         facts = [f for f in facts if opening and opening in f.text]
     else:
         facts = [f for f in facts if turns & set(f.turns)]
-    return clip(facts[0].text, WIDTH) if facts else ""
+    if not facts:
+        return {}
+    return {"fact": clip(facts[0].text, WIDTH), **({"fact_kind": facts[0].kind} if facts[0].kind else {})}
 
 
 @lru_cache(maxsize=512)
@@ -73,12 +76,18 @@ def _other_message(text: str, shape: str) -> bool:
 
 
 def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]]) -> None:
-    """Sets ``cases`` on the entries without answer cases whose failed runs kept a fact for them."""
+    """Sets ``cases`` on the entries without answer cases whose failed runs kept a fact for them:
+    first those of the kind the lesson leads with (``checked``), so the cases show what its advice
+    is about, then the others, each in step order."""
     for entry in out:
         if entry.get("cases"):
             continue
+        lead = (entry.get("checked") or {}).get("kind")
+        members = groups[entry["id"]]
+        if lead:
+            members = sorted(members, key=lambda m: m[1].get("fact_kind") != lead)
         cases, tasks = [], set()
-        for e, lesson in groups[entry["id"]]:
+        for e, lesson in members:
             if e["outcome"] != "failure" or not lesson.get("fact") or task_of(e) in tasks:
                 continue
             tasks.add(task_of(e))

@@ -89,7 +89,7 @@ def run_entry_fields(comp) -> dict:
     return {
         "lessons": [{"key": i.key, "title": i.title, "guideline": i.guideline, "applicability": i.applicability,
                      "detail": i.detail, "worked": i.worked, **({"case": i.case} if i.case else {}),
-                     **({"fact": fact} if (fact := lesson_fact(comp, i)) else {})}
+                     **lesson_fact(comp, i)}
                     for i in comp.insights],
         "patterns": list(comp.patterns),
         **({"facts": facts} if (facts := run_facts(comp)) else {}),
@@ -285,7 +285,6 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     for entry in out:
         restate_sources(entry, groups[entry["id"]])
     annotate_answers(out, groups, kind_of, trials)
-    annotate_facts(out, groups)
     weighed: dict[tuple[str, str | None], tuple] = {}  # (task type, pattern) -> what lead_with_facts weighs against
     ways: dict[str, SuccessWays] = {}  # task type -> its successful runs' changes and look-ups, made on first use
     rules = rules_on(runs, kind_of)
@@ -330,6 +329,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         if trial_advice and trial_advice in entry["advice"]:  # said in What to do: Evidence keeps its list only
             entry["same_task"]["advised"] = True
         quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind_of_entry[entry["id"]]])
+    annotate_facts(out, groups)  # after the lead: the cases show its kind first
     return out
 
 
