@@ -2,7 +2,7 @@
 
 An agent may get the numbers right and still name the wrong side: "1963 (Ronald Koeman) < 1974
 (Julio Cruz), so Julio Cruz was born first". Nothing outside the sentence is needed to see it: its
-two years, whose each is, the side its conclusion names first, and the word that orders them (first,
+two years and whose each one is, the side its conclusion names first, and the word that orders them (first,
 earlier, older on one hand; later, last, younger on the other). Only a conclusion about one of the
 two labelled sides, with one such word and no negation, is read, and only where the task itself asks
 about that order; anything else yields nothing. A comparison whose numbers are themselves wrong is

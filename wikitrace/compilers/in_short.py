@@ -362,7 +362,7 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     facts = [f for f in facts if past is None or f not in own or not set(f.turns) <= set(past.turns)]
     agreed = next((o.fact() for c in r.calls if c.writes and (o := other_terms(r, c)) is not None), None)
     shown = next(iter(shown_conflicts(r)), None)
-    if shown is not None and _got_past_later(r, shown):  # a failed call the run got past: after what still stood
+    if shown is not None and _failed_then_went_through(r, shown):  # a failed call the run got past: after what still stood
         facts, shown = facts + [shown], None
     told = next(iter(unmade_claims(r)), None)
     whys = [f for f in (agreed, shown, told, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
@@ -376,7 +376,7 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     return facts
 
 
-def _got_past_later(r: Reading, fact: KeyFact) -> bool:
+def _failed_then_went_through(r: Reading, fact: KeyFact) -> bool:
     """Whether the call a fact is about (at its last turn) failed and a later call of its tool went
     through."""
     tool, last = (fact.about or [""])[0], max(fact.turns or [0])
