@@ -27,9 +27,6 @@ from .text import clip_words
 from .unfounded_names import unfounded_name
 
 
-OWN_WORDS = ("comparison",)  # kinds of fact refuting the agent's own words by their own figures
-
-
 def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
     """``facts`` with this module's in front: each says what decided the run, as advice, so it
     leads the facts it explains (the errors it is about, the answer's own). A fact of ours
@@ -39,7 +36,7 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
     out = list(facts)
     causes = [fact for name, turns, fact in error_causes(r)
               if any(f.text.startswith(f"{name} failed at turn") and f.turns and set(f.turns) <= turns for f in out)]
-    if not r.run.outcome.success and not any(f.kind in OWN_WORDS for f in out):
+    if not r.run.outcome.success and not any(f.kind == "comparison" for f in out):
         out = named_comparison_facts(r) + out
     answer = _answer(r)
     if answer is not None:
@@ -62,7 +59,7 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
         causes = [f for f in (unheeded_reflection(r, None),) if f is not None] + causes
     if not r.run.outcome.success:  # a query the run's own reflection named, failing: after the errors' own form
         causes += [f for f in (reflected_query(r),) if f is not None]
-    lead = sum(f.kind in OWN_WORDS for f in out[:1])  # a refuted comparison in the agent's words stays first
+    lead = sum(f.kind == "comparison" for f in out[:1])  # a refuted comparison in the agent's words stays first
     # last: the listed name the question gives that the run let go, where the facts above say what failed
     unsent = unsent_listed_name(r, out + causes)
     return out[:lead] + causes + out[lead:] + ([unsent] if unsent is not None else [])

@@ -21,7 +21,6 @@ from . import run_counts
 from .advice_fit import register
 from .applies import task_of
 from .fisher import verdict
-from ..compilers.qa_facts import OWN_WORDS
 from ..compilers.text import folded_words
 
 SHOWN = 3  # cases on a page, each from another task
@@ -284,7 +283,7 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
             # a run whose own words compared the options' values (a comparison the compiler checked) had the fact
             # this asks for: the advice fits the others only
             fits = [e for e, _l in members if e["outcome"] == "failure"
-                    and not any(f.get("kind") in OWN_WORDS for f in e.get("facts") or [])]
+                    and not any(f.get("kind") == "comparison" for f in e.get("facts") or [])]
             register(entry, entry["guideline"], fits, "the others' own words compared the options' values")
         # a choice most failed runs here made too is no advice, whatever the successes did: it did not suffice
         better = [_ADVICE[n] for n, _line, side, did, of in lines if side == "success" and 2 * len(did) <= len(of)]

@@ -44,8 +44,8 @@ _SAID = {
     "count": ("the user gave a count that a record already shown contradicts",
               "check a count the user gives against the record before {t}"),
     # these lead with their instruction and the tool or rule quote their runs share (fact_leads.py)
-    **{k: fact_leads.OWN[k] for k in ("named-comparison", "unsupported-comparison",
-                                      "quoted-name", "packed-calls", "described-search", "one-sided", "planned-look-up", "reflected-answer",
+    **{k: fact_leads.OWN[k] for k in ("named-comparison", "unsupported-comparison", "quoted-name", "packed-calls",
+                                      "described-search", "one-sided", "planned-look-up", "reflected-answer",
                                       "opening-form")},
     "answer-extra": ("the answer held the expected words and added others",
                      "give only the thing asked for when {t}"),
@@ -296,7 +296,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         do = f"before {change}, check `{arg}` against what the user asked for" + (f" and{on_rule}" if rule else "")
     text = own[0] if own else f"In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}: {do}."
     if kind == "arguments" and top:  # the named argument says what the generic last step said
-        entry["guideline"] = " ".join(entry["guideline"].replace(_GENERIC_CHECK, "").split())
+        entry["guideline"] = " ".join(entry["guideline"].replace(GENERIC_CHECK, "").split())
     proven = weak is None
     if weak is not None:
         note, proven = weak_note(runs_of[kind], failed, won.get(kind, []), won_runs, among, top, kind,
@@ -321,9 +321,6 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         entry["guideline"] = f"{text} {rest}"
     entry["checked"] = {"kind": fact_leads.kind_of(kind), "steps": [e["step"] for e in runs_of[kind]], "said": said[kind],
                         "tasks": run_counts.tasks(runs_of[kind])}
-
-
-_GENERIC_CHECK = GENERIC_CHECK
 
 
 def _top(named: Counter | None) -> str:

@@ -31,11 +31,10 @@ _UNSETTLED = frozenset(NOTHING_SETTLED.values())  # a page's word that nothing i
 def lesson_fact(comp, lesson) -> dict:
     """The checked fact of a failed run's page that is about ``lesson`` (a CandidateInsight), as its
     run entry keeps it (``fact``: its words, ``fact_kind``: its kind when counted); {} when none is.
-    About it means: naming its tool, or the user's word the run took against a
-    record (for an error, only a fact saying a call of the tool failed on a turn
-    of the error the lesson's detail names, and quoting no other message of its kind); for a
-    change the task expected and never got, a fact of that kind; for a rule, quoting it; for any
-    other lesson, on a turn the lesson's detail names."""
+    About it means: naming its tool, or the user's word the run took against a record (for an error,
+    only a fact saying a call of the tool failed on a turn of the error the lesson's detail names,
+    and quoting no other message of its kind); for a change the task expected and never got, a fact
+    of that kind; for a rule, quoting it; for any other lesson, on a turn the lesson's detail names."""
     key = lesson.key
     if getattr(comp, "outcome", "") != "failure" or not key:
         return {}
