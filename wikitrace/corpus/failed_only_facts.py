@@ -82,4 +82,3 @@ def _rule_lines(failed: list[dict], tool: str, led: str | None) -> list[str]:
                      f"where the system prompt's rule on {field} decides it ({steps}; "
                      f"each page's \"In short\" quotes the rule and the record it applies to): {do}.")
     return lines
-

@@ -91,9 +91,9 @@ def mistake(entry: dict, by_step: dict[str, dict], ways=None) -> tuple[str, dict
             "steps": steps, "said": f"the `{arg}` sent to {change} differed from the task's expected call",
             "argument": [change, arg]}
     if kind == "unexpected-change":
-        return (f"Check that the request calls for a change with {top} and the rules allow it as sent: a call of {top} "
-                f"that the task did not expect "
-                f"went through in {share}."), {"steps": steps, "said": f"a call of {top} the task did not expect went through"}
+        return (f"Check that the request calls for a change with {top} and the rules allow it as sent: a call of "
+                f"{top} that the task did not expect went through in {share}."), {
+            "steps": steps, "said": f"a call of {top} the task did not expect went through"}
     return (f"Before ending, make every {top} call the request calls for: an expected {top} call never went "
             f"through in {share}."), {"steps": steps, "said": f"an expected {top} call never went through"}
 
