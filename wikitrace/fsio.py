@@ -10,8 +10,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 FILE_MODE = 0o444
 DIR_MODE = 0o755  # the owner may delete, check out, add notes; agents get a read-only mount
 
@@ -54,8 +52,17 @@ def _text_scalar(text: str) -> str:
 def _float_scalar(spelled: str) -> str:
     """PyYAML's spelling of a float, asked once per value (a run's score is one of a few): the
     emitter costs more than the rest of a page's frontmatter. Keyed by ``repr``, which tells
-    -0.0 from 0.0 and gives back the very float."""
+    -0.0 from 0.0 and gives back the very float. A plain decimal ("1.0", "0.25") is its own
+    spelling (PyYAML writes ``repr``): yaml is imported only for the rest (exponents, inf, nan),
+    about 15 ms of an ``add`` that writes one run's pages."""
+    if _DECIMAL.fullmatch(spelled):
+        return spelled
+    import yaml
+
     return yaml.safe_dump(float(spelled)).split("\n", 1)[0]
+
+
+_DECIMAL = re.compile(r"-?\d+\.\d+")
 
 
 def dump_frontmatter(fields: dict[str, Any]) -> str:
@@ -76,6 +83,8 @@ def dump_frontmatter(fields: dict[str, Any]) -> str:
             lines.append(f"{key}:")
             lines.extend(f"- {_scalar(v)}" for v in value)
         elif isinstance(value, dict):
+            import yaml
+
             lines.append(yaml.safe_dump({key: value}, sort_keys=False, allow_unicode=True, width=10_000).rstrip("\n"))
         else:
             lines.append(f"{key}: {_scalar(value)}")
