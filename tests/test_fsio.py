@@ -36,3 +36,24 @@ def test_floats_are_spelled_as_pyyaml_spells_them_every_time():
     back = yaml.safe_load(text)["scores"]
     assert back == values and [str(v) for v in back] == [str(v) for v in values]  # -0.0 stays -0.0
     assert dump_frontmatter({"score": float("nan")}) == "score: .nan\n"
+
+
+@settings(max_examples=examples(1500, everyday=200), deadline=None)
+@given(st.floats())
+def test_any_float_is_spelled_as_pyyaml_spells_it(value):
+    """A plain decimal is written without asking PyYAML (``fsio._float_scalar``): the same spelling."""
+    assert dump_frontmatter({"score": value}) == f"score: {yaml.safe_dump(value).splitlines()[0]}\n"
+
+
+@settings(max_examples=examples(1500, everyday=200), deadline=None)
+@given(st.text(max_size=40))
+def test_quoted_text_escapes_what_yaml_does_not_allow_raw(text):
+    """A quoted value that is all ASCII skips the pattern of characters YAML does not allow raw."""
+    import json
+    import re
+
+    disallowed = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+    line = dump_frontmatter({"title": text})
+    if line != f"title: {text}\n":  # quoted: JSON with every disallowed character escaped
+        quoted = disallowed.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+        assert line == f"title: {quoted}\n"

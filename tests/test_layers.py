@@ -28,7 +28,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     # helpers every layer may use: files, errors, redaction, templates, progress lines
     ("base", ["wikitrace.fsio", "wikitrace.errors", "wikitrace.redact", "wikitrace.redact_rules",
               "wikitrace.redact_decode", "wikitrace.redact_screen", "wikitrace.redact_tags", "wikitrace.safe_names", "wikitrace.progress", "wikitrace.controls",
-              "wikitrace.templates", "wikitrace.template_cache", "wikitrace.helper_process", "wikitrace.gc_policy", "wikitrace.code_digest"]),
+              "wikitrace.templates", "wikitrace.template_cache", "wikitrace.helper_process", "wikitrace.gc_policy", "wikitrace.code_digest",
+              "wikitrace.lazy_re"]),
     # reading agent runs in their many formats into one model
     ("runs", ["wikitrace.runs", "wikitrace.input_survey"]),
     # talking to a model: endpoint, key, limits, what a wait or fallback means

@@ -10,15 +10,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import yaml
+from . import lazy_re
 
 FILE_MODE = 0o444
 DIR_MODE = 0o755  # the owner may delete, check out, add notes; agents get a read-only mount
 
 
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_ ./@()+-]*$")
-# Characters YAML does not allow raw in a document; JSON leaves some of them unescaped.
-_NON_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Characters YAML does not allow raw in a document; JSON leaves some of them unescaped. Compiled
+# only for a value that is not all ASCII (its ranges take 8 ms to compile, a hundredth of an add).
+_NON_PRINTABLE = lazy_re.compile("[^\t\n\r\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _RESERVED = {"true", "false", "yes", "no", "on", "off", "null", "y", "n", "~"}
 
 
@@ -47,15 +48,27 @@ def _text_scalar(text: str) -> str:
     if _PLAIN.fullmatch(text) and text.lower() not in _RESERVED and not text.endswith((" ", ":")) \
             and ": " not in text and " #" not in text:
         return text
-    return _NON_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
+    quoted = json.dumps(text, ensure_ascii=False)
+    if quoted.isascii() and "\x7f" not in quoted:  # JSON escaped every other ASCII control character
+        return quoted
+    return _NON_PRINTABLE.sub(lambda m: f"\\u{ord(m.group()):04x}", quoted)
 
 
 @lru_cache(maxsize=1024)
 def _float_scalar(spelled: str) -> str:
     """PyYAML's spelling of a float, asked once per value (a run's score is one of a few): the
     emitter costs more than the rest of a page's frontmatter. Keyed by ``repr``, which tells
-    -0.0 from 0.0 and gives back the very float."""
+    -0.0 from 0.0 and gives back the very float. A plain decimal ("1.0", "0.25") is its own
+    spelling (PyYAML writes ``repr``): yaml is imported only for the rest (exponents, inf, nan),
+    about 15 ms of an ``add`` that writes one run's pages."""
+    if _DECIMAL.fullmatch(spelled):
+        return spelled
+    import yaml
+
     return yaml.safe_dump(float(spelled)).split("\n", 1)[0]
+
+
+_DECIMAL = re.compile(r"-?\d+\.\d+")
 
 
 def dump_frontmatter(fields: dict[str, Any]) -> str:
@@ -76,6 +89,8 @@ def dump_frontmatter(fields: dict[str, Any]) -> str:
             lines.append(f"{key}:")
             lines.extend(f"- {_scalar(v)}" for v in value)
         elif isinstance(value, dict):
+            import yaml
+
             lines.append(yaml.safe_dump({key: value}, sort_keys=False, allow_unicode=True, width=10_000).rstrip("\n"))
         else:
             lines.append(f"{key}: {_scalar(value)}")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .. import lazy_re
 from ..runs.model import Turn
 from .json_fields import fields_at_depth
 from .reading import _COMMAND_KEYS, Reading, _occurs, leaves, runs_a_command, t_is_user
@@ -235,9 +236,9 @@ def is_chosen(r: Reading, answer: str) -> bool:
     return is_verdict(r, answer) or answer.strip().rstrip(".!").casefold() in ("yes", "no")
 
 
-_ASKS_WHAT = re.compile(r"\b(?:what|which|who|whom|whose|when|where|how many|how much)\b(?:\s+[\w-]+)?", re.I)
+_ASKS_WHAT = lazy_re.compile(r"\b(?:what|which|who|whom|whose|when|where|how many|how much)\b(?:\s+[\w-]+)?", re.I)
 # a question opening with one of these asks whether something holds, whatever "which" clause follows
-_ASKS_WHETHER = re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
+_ASKS_WHETHER = lazy_re.compile(r"\s*(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should)\b", re.I)
 
 
 def asks_a_thing(question: str) -> re.Match | None:
@@ -257,16 +258,16 @@ def wrong_kind(r: Reading, answer: str) -> re.Match | None:
 # An upper-case label of up to four words, alone (not the head of a capitalised word).
 _LABEL = r"(?<![\w'-])[A-Z][A-Z0-9'-]*(?: [A-Z][A-Z0-9'-]*){0,3}(?![\w'-])"
 # Two or more labels offered as alternatives: "A, B or C", "A or B", "A/B", "one of A, B".
-_OFFERED = re.compile(rf"{_LABEL}(?:(?:\s*,\s*(?:or\s+)?|\s+or\s+|\s*/\s*){_LABEL})+")
+_OFFERED = lazy_re.compile(rf"{_LABEL}(?:(?:\s*,\s*(?:or\s+)?|\s+or\s+|\s*/\s*){_LABEL})+")
 
-_LIST_GOES_ON = re.compile(r"\s*(?:,|and\b|or\b)\s*\w")
-_LIST_WENT_ON = re.compile(r"\w\s*,\s*\Z")
+_LIST_GOES_ON = lazy_re.compile(r"\s*(?:,|and\b|or\b)\s*\w")
+_LIST_WENT_ON = lazy_re.compile(r"\w\s*,\s*\Z")
 
 
 # a question that asks which of the things it names: "Which of VIVA or NME ...?", "Who was born
 # first, ABBA or KISS?"
-_PICK = re.compile(r"\b(?:which|who|whom|whose)\b", re.I)
-_SENTENCE_END = re.compile(r"[.!?\n]")
+_PICK = lazy_re.compile(r"\b(?:which|who|whom|whose)\b", re.I)
+_SENTENCE_END = lazy_re.compile(r"[.!?\n]")
 
 
 def _options_asked_among(text: str, start: int, end: int) -> bool:
@@ -295,7 +296,7 @@ def offered_labels(text: str, asked: bool = False) -> frozenset[str]:
     return frozenset(found)
 
 
-_CODE = re.compile(r"[(){};=|&<>$`\[\]]")
+_CODE = lazy_re.compile(r"[(){};=|&<>$`\[\]]")
 
 
 def _value_like(key: str, text: str) -> bool:

@@ -14,24 +14,25 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazy_re
 from ..runs.model import Turn
 from .reading import _SHELL_TOOLS, _head_word, command_of, is_command_line
 
-_CD = re.compile(r"^\s*cd\s+\S+\s*(?:&&|;)\s*")
-_SEQUENCE = re.compile(r"\s*;\s*")
-_QUOTED = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_CD = lazy_re.compile(r"^\s*cd\s+\S+\s*(?:&&|;)\s*")
+_SEQUENCE = lazy_re.compile(r"\s*;\s*")
+_QUOTED = lazy_re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _PATH_KEYS = ("file_path", "path", "filename", "file", "target_file", "notebook_path")
-_EDIT_WORDS = re.compile(r"edit|write|replace|insert|patch|create|append|apply", re.I)
+_EDIT_WORDS = lazy_re.compile(r"edit|write|replace|insert|patch|create|append|apply", re.I)
 _READ_SUBCOMMANDS = frozenset(("view", "read", "show", "cat", "list", "undo_edit"))
 # the file an editor says it changed: SWE-agent's "[File: /x (N lines total)]", "The file /x has been edited/updated"
-_FILE_ECHO = re.compile(r"\[File: (\S+?) \(\d+ lines total\)\]|\bThe file (\S+?) has been (?:edited|updated|created)\b"
-                        r"|File created successfully at: (\S+)")
+_FILE_ECHO = lazy_re.compile(r"\[File: (\S+?) \(\d+ lines total\)\]|\bThe file (\S+?) has been (?:edited|updated|created)\b"
+                             r"|File created successfully at: (\S+)")
 # a shell command that writes a file: sed -i, a redirect, tee
-_SHELL_WRITE = re.compile(r"\bsed\s+-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([\w./-]+)|(?<![<>&0-9])>>?\s*([\w./-]+\.\w+)"
-                          r"|\btee\s+(?:-a\s+)?([\w./-]+)")
+_SHELL_WRITE = lazy_re.compile(r"\bsed\s+-i\S*\s+(?:'[^']*'|\"[^\"]*\"|\S+)\s+([\w./-]+)|(?<![<>&0-9])>>?\s*([\w./-]+\.\w+)"
+                               r"|\btee\s+(?:-a\s+)?([\w./-]+)")
 # a line of a numbered listing: "117:  code", "    42\tcode", "    12→code"
-_NUMBERED = re.compile(r"^\s*(\d+)(?::|\t|→)")
-_DECLARATION = re.compile(
+_NUMBERED = lazy_re.compile(r"^\s*(\d+)(?::|\t|→)")
+_DECLARATION = lazy_re.compile(
     r"^\s*(?:async\s+)?def\s+(\w+)\s*\("  # Python
     r"|\bfunction\s+(\w+)\s*\("  # JavaScript, PHP
     r"|^\s*func\s+(?:\([^)]*\)\s*)?(\w+)\s*\("  # Go
@@ -39,10 +40,10 @@ _DECLARATION = re.compile(
     r"|^\s*(?:(?:public|private|protected|static|final|abstract|synchronized|override|internal)\s+)+"
     r"[\w<>\[\],.?]+(?:\s*<[^>]*>)?\s+(\w+)\s*\(",  # Java, C#, Kotlin-like methods
 )
-_NEW_TEXT_FLAG = re.compile(r"--(?:new_str|file_text|new_string)\s+(['\"])(.*?)\1(?=\s|$)", re.S)
+_NEW_TEXT_FLAG = lazy_re.compile(r"--(?:new_str|file_text|new_string)\s+(['\"])(.*?)\1(?=\s|$)", re.S)
 
 
-_DIFF_HEAD = re.compile(r"^diff --git a/(\S+)(?: b/(\S+))?[ \t]*$", re.M)  # a cut log may keep only the a/ side
+_DIFF_HEAD = lazy_re.compile(r"^diff --git a/(\S+)(?: b/(\S+))?[ \t]*$", re.M)  # a cut log may keep only the a/ side
 
 
 def diff_files(text: str | None) -> list[tuple[str, bool]]:

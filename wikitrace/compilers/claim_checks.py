@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from .. import lazy_re
 from .consent import _Caseless
 
 # a number as written: "$1,002.50", "1985", "2024-05-14" (ISO dates compare as dates)
@@ -26,7 +27,7 @@ _LEFT, _RIGHT = _NUM.format("left"), _NUM.format("right")
 _LEFT_GAP = r"(?:\s*\([^()\d<>=\n]{1,40}\)|\s*\))?\s+"
 # after the operator: a name the number follows in a parenthesis ("< Rafa (1965)", "< Rafa (born 1965)")
 _RIGHT_GAP = r"\s+(?:[^()\d<>=\n.;:!?,]{1,40}\((?:[a-z]{1,12}\.?\s)?)?"
-_SYMBOL = re.compile(_LEFT + _LEFT_GAP + r"(?P<op><=|>=|≤|≥|<|>)" + _RIGHT_GAP + _RIGHT)
+_SYMBOL = lazy_re.compile(_LEFT + _LEFT_GAP + r"(?P<op><=|>=|≤|≥|<|>)" + _RIGHT_GAP + _RIGHT)
 
 # comparative words: the relation they assert between the number before and the one after
 _WORDS = {
@@ -41,19 +42,19 @@ _WORDS = {
 _WORD = "|".join(sorted(map(re.escape, _WORDS), key=len, reverse=True))
 # the number, then (through a parenthesis' end and a name) a verb of being, then the comparative,
 # then (through a few words such as "the", "your", a name and a parenthesis) the other number
-_PHRASE = re.compile(
+_PHRASE = lazy_re.compile(
     _LEFT + r"\)?,?(?:\s+[^()\d<>=\n.;:!?]{0,30}?)?\s+(?:is|was|are|were|'s|being|which is|which was)\s+(?:still\s+|also\s+|well\s+)?(?P<word>"
     + _WORD + r")\s+(?:[^\d\n.;:!?<>=]{0,40}?\(?(?:[a-z]{1,12}\.?\s)?)?" + _RIGHT, re.IGNORECASE)
 
 # a cheap first look: a comparison needs a digit and an operator or a comparative word
-_DIGIT = re.compile(r"\d")
+_DIGIT = lazy_re.compile(r"\d")
 _REACH = 120
-_SYMBOL_CUE = re.compile(r"\d[^<>≤≥\n]{0,45}\s[<>≤≥]=?\s")
+_SYMBOL_CUE = lazy_re.compile(r"\d[^<>≤≥\n]{0,45}\s[<>≤≥]=?\s")
 # the last word of every comparative: in ASCII text, lower() finds them wherever the case-blind
 # pattern could
 _CUE_WORDS = tuple(dict.fromkeys(w.split()[-1] for w in _WORDS))
-_WORD_CUE = re.compile(r"\b(?:" + "|".join(_CUE_WORDS) + r")\b", re.IGNORECASE)
-_WORD_CUE_LOW = re.compile(_WORD_CUE.pattern)  # the same, read in an ASCII text's lower case: several times faster
+_WORD_CUE = lazy_re.compile(r"\b(?:" + "|".join(_CUE_WORDS) + r")\b", re.IGNORECASE)
+_WORD_CUE_LOW = lazy_re.compile(_WORD_CUE.pattern)  # the same, read in an ASCII text's lower case: several times faster
 _OPERATORS = "<>≤≥"  # one of them is in every symbol cue
 
 _FUNCTION_WORDS = {"is", "was", "are", "were", "be", "than", "and", "or", "the", "a", "an", "in", "on", "at", "of",
@@ -167,7 +168,7 @@ def wrong_phrase(c: Comparison) -> str:
 
 
 # a money limit: "a budget of $200", "up to $500", "$300 at most", "no more than $150", "less than $1000"
-_LIMIT = re.compile(
+_LIMIT = lazy_re.compile(
     r"(?:budget|limit|maximum|at most|no more than|not more than|up to|not exceed(?:ing)?|less than|under|below)\W+"
     r"(?:[a-z]+\W+){0,3}?"
     r"\$\s?(?P<a>\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d|,\d)"

@@ -14,18 +14,19 @@ from __future__ import annotations
 
 import re
 
+from .. import lazy_re
 from .consent import acted_on, names_thing
 from .expected_calls import expected_changes
 from .reading import Reading
 from .schema import KeyFact
 from .text import clip_words
 
-_DONE = re.compile(r"\b(?:has|have)\s+(?:now\s+|also\s+|already\s+|successfully\s+)*been\s+"
-                   r"(?:successfully\s+)?([a-z]{3,}ed)\b", re.I)
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
-_HEDGED = re.compile(r"^\s*(?:if|once|when|after|before|until|as soon as)\b|\bnot\b|n't|\b(?:will|would|can|could)\b",
-                     re.I)
-_WORD = re.compile(r"[a-z]+")
+_DONE = lazy_re.compile(r"\b(?:has|have)\s+(?:now\s+|also\s+|already\s+|successfully\s+)*been\s+"
+                        r"(?:successfully\s+)?([a-z]{3,}ed)\b", re.I)
+_SENTENCE = lazy_re.compile(r"[^.!?\n]+[.!?]?")
+_HEDGED = lazy_re.compile(r"^\s*(?:if|once|when|after|before|until|as soon as)\b|\bnot\b|n't|\b(?:will|would|can|could)\b",
+                          re.I)
+_WORD = lazy_re.compile(r"[a-z]+")
 
 
 def _action(tool: str) -> str:

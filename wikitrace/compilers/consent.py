@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import lazy_re
 from ..runs.model import Turn
 from .stems import stem as _stem
 
@@ -57,12 +58,12 @@ class _Caseless:
         # lower-case literals one of which every match holds: an ASCII text holding none is passed
         # over without running the pattern
         self._needs = needs
-        self._plain = re.compile(pattern)
-        self._folding = re.compile(pattern, re.I)
+        self._plain = lazy_re.compile(pattern)
+        self._folding = lazy_re.compile(pattern, re.I)
         # A leading \b hides the alternation's first letters from the engine, which then tries a
         # match at every offset; without it the engine skips ahead to those letters, and the word
         # boundary is tested by hand at the few places the rest matches (the same matches).
-        self._after_boundary = re.compile(pattern[2:]) if pattern.startswith(r"\b") and "|" not in _top_level(
+        self._after_boundary = lazy_re.compile(pattern[2:]) if pattern.startswith(r"\b") and "|" not in _top_level(
             pattern[2:]) else None
 
     def search(self, text: str, pos: int = 0) -> re.Match | None:
@@ -120,7 +121,7 @@ _AFFIRM_ANYWHERE = _Caseless(r"\b(yes|yeah|yep|confirm|confirmed|correct|go ahea
                              r"sure(?<!make sure)(?<!be sure)(?<!not sure)|good|fine|agree)\b",
                              needs=("yes", "yeah", "yep", "confirm", "correct", "go ahead", "proceed", "please do", "ok",
                                     "sure", "good", "fine", "agree"))
-_SENTENCE_END = re.compile(r"[.!?\n]")
+_SENTENCE_END = lazy_re.compile(r"[.!?\n]")
 # An agent message that puts something to the user for a yes. A yes to any other question ("Sure,
 # my user id is ...") agrees to no change: it neither covers one nor leaves one in doubt.
 _PUTS_TO_USER = _Caseless(r"\b(?:confirm|proceed|go ahead|shall i|should i|may i|would you like|do you want|"
@@ -171,8 +172,8 @@ def answer_kind(text: str) -> str:
 # A reply that takes one of the things the agent said ("I'll go with the second one"). A preference
 # ("I would prefer the larger one") may open a new request as well as pick: it is not read as a pick.
 _PICKS = _Caseless(r"\b(?:go with|going with|choose|chose|pick|picked|i'?ll take|i will take)\b")
-_NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
-_WORDS = re.compile(r"[a-z]+")
+_NAME_PARTS = lazy_re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
+_WORDS = lazy_re.compile(r"[a-z]+")
 
 
 def acted_on(tool: str) -> str | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from .. import lazy_re
 from ..runs.errors import failure_line, reports_failing_tests, tests_passed
 from .changes import what_ran
 from .insight_parts import edits_of, kind_of_tasks, make_insight, shape, verb
@@ -21,10 +22,10 @@ from .reading import _SHELL_TOOLS, Call, Reading, _head_word, _occurs, command_o
 from .schema import CandidateInsight
 from .text import base_name, clip
 
-_MISSING_PROGRAM = re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
+_MISSING_PROGRAM = lazy_re.compile(r"command not found|^(?:[\w./-]+: )?(?:line \d+: |\d+: )?[^\s:]+: not found\s*$", re.M)
 
 
-_NOT_FOUND_NAME = re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
+_NOT_FOUND_NAME = lazy_re.compile(r"([^\s:]+): (?:command )?not found\s*$", re.M)
 
 MISSING_PROGRAM_KEY = "error|missing-program"
 DEAD_END = "no later query or answer drew on the page it found"  # a retry that got past the error to a dead end
@@ -32,19 +33,19 @@ SHELL_SYNTAX_KEY = "error|shell-syntax"  # one lesson per task type, whichever p
 MISSING_PATH_KEY = "error|missing-path"  # one lesson per task type, whichever tool named the path
 # a file or folder that is not there, as shells and agents' editors say it: cat's "No such file or
 # directory", SWE-agent's "File x not found" / "Directory x not found", "The path /x does not exist"
-_MISSING_PATH = re.compile(r"No such file or directory|^(?:File|Directory) \S+ not found\s*$"
-                           r"|\b(?:file|path|directory)\b[^\n]{0,80}\bdoes not exist", re.M | re.I)
+_MISSING_PATH = lazy_re.compile(r"No such file or directory|^(?:File|Directory) \S+ not found\s*$"
+                                r"|\b(?:file|path|directory)\b[^\n]{0,80}\bdoes not exist", re.M | re.I)
 
 # a shell's sequence separator (the exit status of ``a; b`` is b's), and quoted text that may hold one
-_SEQUENCE = re.compile(r"\s*;\s*")
-_QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_SEQUENCE = lazy_re.compile(r"\s*;\s*")
+_QUOTED_TEXT = lazy_re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 
 
 # the separators of a shell line's commands (``cd /r && mvn test | tail``), for the programs it runs
-_COMMANDS = re.compile(r"\s*(?:&&|\|\||[;|\n])\s*")
+_COMMANDS = lazy_re.compile(r"\s*(?:&&|\|\||[;|\n])\s*")
 # a shell refusing to parse the line: "bash: -c: line 1: syntax error near unexpected token `)'"
-_SHELL_SYNTAX = re.compile(r"^(?:[\w./-]+: )*(?:line \d+: )?syntax error(?: near unexpected token|: unexpected end)",
-                           re.M | re.I)
+_SHELL_SYNTAX = lazy_re.compile(r"^(?:[\w./-]+: )*(?:line \d+: )?syntax error(?: near unexpected token|: unexpected end)",
+                                re.M | re.I)
 
 
 def _programs_run(command: str) -> list[str]:
@@ -54,7 +55,7 @@ def _programs_run(command: str) -> list[str]:
 
 
 # an answer that says the command was stopped for running too long, not what was wrong with it
-_HUNG = re.compile(r"\b(?:timed out|no new output after|took (?:more|longer) than)\b|TIMED OUT", re.I)
+_HUNG = lazy_re.compile(r"\b(?:timed out|no new output after|took (?:more|longer) than)\b|TIMED OUT", re.I)
 
 
 def failing_verb(c: Call) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import lazy_re
 from .claim_facts import _own_words
 from .reading import Call, Reading
 from .schema import KeyFact
@@ -21,17 +22,17 @@ from .text import clip
 _NAME = r"(?:[A-Z][\w'\u2019.&-]*)(?:,?\s+(?:[A-Z][\w'\u2019.&-]*|of|the))*"
 # the other side ends where the sentence or its clause does: ", so", " and", a stop
 _END = r"(?=,?\s+(?:so|and|which|but|because|while|therefore|hence)\b|\s*[.;:!?]|\s*$)"
-_DIRECTION = re.compile(rf"(?P<a>{_NAME})\s+(?:is|was|lies|sits)\s+(?:located\s+)?(?:(?:further|farther|more)\s+)?"
-                        rf"(?P<word>north|south|east|west)(?:ward)?\s+(?:than|of)\s+(?:that of\s+)?(?P<b>{_NAME}){_END}")
-_AGE = re.compile(rf"(?P<a>{_NAME})\s+(?:is|was)\s+(?P<word>older|younger)\s+than\s+(?P<b>{_NAME}){_END}")
-_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_DIRECTION = lazy_re.compile(rf"(?P<a>{_NAME})\s+(?:is|was|lies|sits)\s+(?:located\s+)?(?:(?:further|farther|more)\s+)?"
+                             rf"(?P<word>north|south|east|west)(?:ward)?\s+(?:than|of)\s+(?:that of\s+)?(?P<b>{_NAME}){_END}")
+_AGE = lazy_re.compile(rf"(?P<a>{_NAME})\s+(?:is|was)\s+(?P<word>older|younger)\s+than\s+(?P<b>{_NAME}){_END}")
+_SENTENCE = lazy_re.compile(r"(?<=[.!?])\s+|\n+")
 
 # a coordinate as pages write it: 33°05′N, 42.24°N, 71° 10' 0" W
-_COORD = re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*°\s*(?:(\d{1,2}(?:\.\d+)?)\s*[′']\s*)?"
-                    r"(?:(\d{1,2}(?:\.\d+)?)\s*[″\"]\s*)?([NSEW])\b")
+_COORD = lazy_re.compile(r"(?<![\d.])(\d{1,3}(?:\.\d+)?)\s*°\s*(?:(\d{1,2}(?:\.\d+)?)\s*[′']\s*)?"
+                         r"(?:(\d{1,2}(?:\.\d+)?)\s*[″\"]\s*)?([NSEW])\b")
 # a page's opening parenthesis giving a birth: "(born 12 March 1979)", "(28 June 1909 – 22 October 1998)"
 # (the year after "born", or the first year of a span of life)
-_BORN = re.compile(r"\([^()]*?(?:\bborn\b[^()\d]*?(?:\d{1,2}\s+\w+\s+|\w+\s+\d{1,2},\s+)?(\d{4})\b|\b(\d{4})\s*[\u2013-])[^()]*\)")
+_BORN = lazy_re.compile(r"\([^()]*?(?:\bborn\b[^()\d]*?(?:\d{1,2}\s+\w+\s+|\w+\s+\d{1,2},\s+)?(\d{4})\b|\b(\d{4})\s*[\u2013-])[^()]*\)")
 
 
 @dataclass

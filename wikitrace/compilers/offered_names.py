@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 
+from .. import lazy_re
 from .insight_words import expected_answer, is_verdict, join
 from .near_words import main_words
 from .page_notes import listed_names
@@ -95,9 +96,9 @@ def unsent_listed(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
 # --- an expected answer that stood in a list a look-up returned ---------------------------------------
 
 _NAME = r"[A-Z][\w.'\u2019-]*(?:\s+[A-Z][\w.'\u2019-]*)*"
-_WHOLE = re.compile(_NAME)
-_HEAD = re.compile(_NAME)
-_TAIL = re.compile(_NAME + "$")
+_WHOLE = lazy_re.compile(_NAME)
+_HEAD = lazy_re.compile(_NAME)
+_TAIL = lazy_re.compile(_NAME + "$")
 
 
 def _list_items(sentence: str, item: str) -> list[str] | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import lazy_re
 from .insight_parts import kind_of_tasks, make_insight
 from .insight_words import join
 from .reading import Call, Reading
@@ -22,8 +23,8 @@ from .schema import CandidateInsight
 from .text import clip
 
 # "color [black][natural black #1b][wine red]": a label, then bracketed values back to back
-_GROUP = re.compile(r"^[ \t]*([A-Za-z][\w &/-]{0,30}?)[ \t]*((?:\[[^\[\]\n]{1,80}\]){2,})[ \t]*$", re.M)
-_WORD = re.compile(r"[a-z0-9]+(?:[.#-][a-z0-9]+)*")
+_GROUP = lazy_re.compile(r"^[ \t]*([A-Za-z][\w &/-]{0,30}?)[ \t]*((?:\[[^\[\]\n]{1,80}\]){2,})[ \t]*$", re.M)
+_WORD = lazy_re.compile(r"[a-z0-9]+(?:[.#-][a-z0-9]+)*")
 _LINKING = frozenset(("and", "the", "for", "with", "from", "of", "to", "in", "or", "a", "an"))
 
 
@@ -198,8 +199,8 @@ def holding_words(r: Reading, c: Call) -> str:
 
 
 # a result list: an id alone in brackets on its line, the item's title on the next, maybe its price
-_ITEM = re.compile(r"^[ \t]*\[([A-Za-z0-9]{6,20})\][ \t]*\n[ \t]*([^\n\[]\S[^\n]*?)[ \t]*(?:\n[ \t]*(\$[\d.,]+(?: to \$[\d.,]+)?)[ \t]*)?$",
-                   re.M)
+_ITEM = lazy_re.compile(r"^[ \t]*\[([A-Za-z0-9]{6,20})\][ \t]*\n[ \t]*([^\n\[]\S[^\n]*?)[ \t]*(?:\n[ \t]*(\$[\d.,]+(?: to \$[\d.,]+)?)[ \t]*)?$",
+                        re.M)
 
 
 def _item_lists(r: Reading) -> list[tuple[Call, list[tuple[str, str, str]]]]:
@@ -250,8 +251,8 @@ def option_note(r: Reading, c: Call) -> list[str]:
 
 # an upper limit on a price the task states: "price lower than 20.00 dollars", "under $30"
 _AMOUNT = r"(?:\$\s?(\d[\d,]*(?:\.\d+)?)|(\d[\d,]*(?:\.\d+)?)\s?(?:dollars|usd)\b)"
-_LIMIT = re.compile(r"\b(?:(?:lower|less|cheaper) than|under|below|at most|no more than|up to|within)\s+" + _AMOUNT, re.I)
-_PRICE = re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
+_LIMIT = lazy_re.compile(r"\b(?:(?:lower|less|cheaper) than|under|below|at most|no more than|up to|within)\s+" + _AMOUNT, re.I)
+_PRICE = lazy_re.compile(r"\$\s?(\d[\d,]*(?:\.\d+)?)")
 
 
 def _number(text: str) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 
+from .. import lazy_re
 from .changes import what_ran
 from .insight_words import expected_answer, gives_answer, is_verdict, join, packed_calls
 from .named_comparisons import named_comparison_facts
@@ -85,7 +86,7 @@ def _whole(needle: str) -> re.Pattern:
 
 # --- what every failed call of one tool shared ----------------------------------------------------
 
-_QUOTED = re.compile(r"\"([^\"]+)\"|\u201c([^\u201d]+)\u201d")
+_QUOTED = lazy_re.compile(r"\"([^\"]+)\"|\u201c([^\u201d]+)\u201d")
 _WRAPS = ("''", "``", "\u2018\u2019")
 
 
@@ -173,15 +174,15 @@ def _quoted_fact(r: Reading, name: str, errs: list[Call]) -> KeyFact | None:
 # --- an answer about two named things that rests on one ---------------------------------------------
 
 # what stands between two things the question sets side by side: "A and B", "A or B", "A, or the B"
-_BETWEEN = re.compile(r"\s*,?\s*(?:and|or|&)\s+(?:the\s+)?", re.IGNORECASE)
+_BETWEEN = lazy_re.compile(r"\s*,?\s*(?:and|or|&)\s+(?:the\s+)?", re.IGNORECASE)
 # a run of capitalised words (or a parenthesis) written as one name: "Papa Gino's", "ISS A/S (Integrated ...)"
 _TITLED = r"(?:[A-Z0-9][\w'\u2019.&/-]*|\([^()]{1,60}\))"
-_NAME_AFTER = re.compile(rf"{_TITLED}(?:\s+(?:(?:of|the)\s+)?{_TITLED})*")
-_NAME_BEFORE = re.compile(rf"{_TITLED}(?:\s+(?:(?:of|the)\s+)?{_TITLED})*$")
+_NAME_AFTER = lazy_re.compile(rf"{_TITLED}(?:\s+(?:(?:of|the)\s+)?{_TITLED})*")
+_NAME_BEFORE = lazy_re.compile(rf"{_TITLED}(?:\s+(?:(?:of|the)\s+)?{_TITLED})*$")
 
 
 # a question that asks what holds of both, not of a third thing between them ("the game between A and B")
-_OF_BOTH = re.compile(r"\b(?:both|in common|share[sd]?|each)\b", re.IGNORECASE)
+_OF_BOTH = lazy_re.compile(r"\b(?:both|in common|share[sd]?|each)\b", re.IGNORECASE)
 
 
 def _unquoted(text: str) -> str:
@@ -294,7 +295,7 @@ def _other_side(thing: str, tried: list[Call], found: list[Call], verdict: str) 
 
 # --- a look-up planned for the answer and never made ------------------------------------------------
 
-_SENTENCES = re.compile(r"(?<=[.!?])\s+|\n+")
+_SENTENCES = lazy_re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _plans(sentence: str, needle: str, tools: list[str]) -> str | None:

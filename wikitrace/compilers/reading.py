@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
+from .. import lazy_re
 from ..runs.errors import is_test_report
 from ..runs.model import Run, Turn
 from .consent import Consent, Unagreed
@@ -42,30 +43,30 @@ _OWN_NOTES = frozenset(("todo", "todos", "plan", "scratchpad"))
 # Words that, ending a tool name, say it looks up what the words before name (``order_status_get``).
 _LOOKUP_ENDINGS = frozenset(("get", "search", "list", "find", "read", "lookup", "view", "show", "fetch", "query",
                              "retrieve", "info", "details", "status", "describe", "count"))
-_NAME_WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_NAME_WORDS = lazy_re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _GIT_READS = frozenset(("diff", "status", "log", "show", "grep", "blame"))
 # Shell-like tools whose first command word says what the call does.
 _SHELL_TOOLS = frozenset(("bash", "shell", "sh", "run", "execute", "exec", "terminal", "cmd", "command",
                           "cd"))  # SWE-agent names a call by its first word: ``cd /r && pytest``
 # a command line that writes a file whatever it starts with: sed -i, tee, a redirect to a file (not /dev/null)
-_WRITES_FILE = re.compile(r"\bsed\s+-i|\btee\s|(?<![<>&0-9])>>?\s*(?!/dev/|&)[\w./~-]")
+_WRITES_FILE = lazy_re.compile(r"\bsed\s+-i|\btee\s|(?<![<>&0-9])>>?\s*(?!/dev/|&)[\w./~-]")
 # shell programs that read, as SWE-agent names a command line by its first word
 _SHELL_READERS = frozenset(("cat", "grep", "echo", "head", "tail", "ls", "sort", "find", "rg", "diff", "wc", "tree",
                             "stat", "env", "printenv", "awk", "cut", "uniq"))
-_QUOTED_TEXT = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
+_QUOTED_TEXT = lazy_re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"")
 _MOVES = frozenset(("cd", "pushd", "popd"))  # a shell moving between folders changes nothing
 _COMMAND_KEYS = ("command", "cmd", "script", "code", "input")
 _COMMAND_KEY_SET = frozenset(_COMMAND_KEYS)
 # A conservative reading of an observation that has no error flag of its own:
 # only an opening that announces a failure, never a word in the middle of output.
-_ERROR_OPENING = re.compile(
+_ERROR_OPENING = lazy_re.compile(
     r"^\s*(?:error\b|\w*error:|exception\b|traceback \(most recent call last\)|"
     r"[\w./-]+: command not found|bash: .*: command not found|fatal:|failed\b|invalid\b)",
     re.I,
 )
 # SWE-agent style exits and other harness steps that some logs record as calls.
-_HARNESS_CALL = re.compile(r"^(exit_(cost|context|format|error|api|timeout)|autosubmi\w*|env(ironment)?_reset|"
-                           r"reset_env\w*)$", re.I)
+_HARNESS_CALL = lazy_re.compile(r"^(exit_(cost|context|format|error|api|timeout)|autosubmi\w*|env(ironment)?_reset|"
+                                r"reset_env\w*)$", re.I)
 
 
 def is_harness_turn(turn: Turn) -> bool:
@@ -82,7 +83,7 @@ def looks_like_error(turn: Turn) -> bool:
     return bool(_ERROR_OPENING.match(turn.result or ""))
 
 
-_LEADING_LETTERS = re.compile(r"[a-z]*")
+_LEADING_LETTERS = lazy_re.compile(r"[a-z]*")
 
 
 @lru_cache(maxsize=4096)
@@ -105,7 +106,7 @@ def command_of(turn: Turn) -> str | None:
 
 _CODE_TOOLS = frozenset(("python", "ipython", "jupyter", "repl"))  # tools that run the code they are given
 # a line of code that only works a value out or prints it: "print(x)", "n = 13*60 + 5"
-_PURE_LINE = re.compile(r"^\s*(?:#.*|print\(.*\)\s*|[A-Za-z_]\w*\s*=\s*[^()=]+)?$")
+_PURE_LINE = lazy_re.compile(r"^\s*(?:#.*|print\(.*\)\s*|[A-Za-z_]\w*\s*=\s*[^()=]+)?$")
 
 
 def _only_prints(code: str) -> bool:

@@ -29,6 +29,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazy_re
 from .arguments import _parsed
 from .insight_words import join
 from .arguments import _last_key
@@ -36,14 +37,14 @@ from .reading import Call, Reading, leaves
 from .rule_blocks import _Block, _blocks, _loosely_names
 from .rules import _stem, _words
 
-_WITHOUT = re.compile(r"\bwithout\s+(?:chang|alter|modif|touch)\w*\s+(?:the\s+|its\s+|their\s+|any\s+)?([^.;:()]+)",
-                      re.I)
-_SAME = re.compile(r"\b((?:[a-z]+\s+){0,2}[a-z]+)\s+(?:must|should|has to|have to)\s+be\s+the\s+same\s+"
-                   r"(?:across|for|on|in|between)\s+(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?([a-z]+)", re.I)
-_DENIED = re.compile(r"\b(?:cannot|can't|can not|may not|must not|(?:is|are) not allowed to)\s+(?:be\s+)?"
-                     r"(?:modif|chang|alter|mov|edit|updat)\w*", re.I)
-_LIST = re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|nor)\s+", re.I)
-_NAME_PARTS = re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
+_WITHOUT = lazy_re.compile(r"\bwithout\s+(?:chang|alter|modif|touch)\w*\s+(?:the\s+|its\s+|their\s+|any\s+)?([^.;:()]+)",
+                           re.I)
+_SAME = lazy_re.compile(r"\b((?:[a-z]+\s+){0,2}[a-z]+)\s+(?:must|should|has to|have to)\s+be\s+the\s+same\s+"
+                        r"(?:across|for|on|in|between)\s+(?:all|every|each)\s+(?:of\s+)?(?:the\s+)?([a-z]+)", re.I)
+_DENIED = lazy_re.compile(r"\b(?:cannot|can't|can not|may not|must not|(?:is|are) not allowed to)\s+(?:be\s+)?"
+                          r"(?:modif|chang|alter|mov|edit|updat)\w*", re.I)
+_LIST = lazy_re.compile(r"\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|nor)\s+", re.I)
+_NAME_PARTS = lazy_re.compile(r"[\W_]+|(?<=[a-z])(?=[A-Z])")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from .. import lazy_re
 from . import rule_verdicts
 from .reading import Reading
 from .rule_facts import _on_its_own
@@ -23,21 +24,21 @@ from .rules import _words, sentences
 from .text import clip_words
 
 # a condition on what the person the agent serves says or wants: "if the user needs to …"
-_ON_PERSON = re.compile(r"\b(?:if|unless|when|provided)\s+(?:the\s+)?(?:user|customer|client|caller)\b([^.;,]*)", re.I)
+_ON_PERSON = lazy_re.compile(r"\b(?:if|unless|when|provided)\s+(?:the\s+)?(?:user|customer|client|caller)\b([^.;,]*)", re.I)
 # verbs that carry a wish, not its content: "needs to cancel … given health reasons" turns on the reasons
 _CARRIERS = frozenset(_words("need needs want wants wish would like have has get make given because due must should "
                               "could shall will able "
                               "with that this from into their them they then than your what which there"))
-_NOT_ABLE = re.compile(r"\b(?:cannot|can't|can not|unable|not able|not allowed|not permitted|not possible|"
-                       r"won't be able|will not be able|isn't possible|is not possible)\b", re.I)
+_NOT_ABLE = lazy_re.compile(r"\b(?:cannot|can't|can not|unable|not able|not allowed|not permitted|not possible|"
+                            r"won't be able|will not be able|isn't possible|is not possible)\b", re.I)
 _DENIES = ("not", "Not", "NOT", "n't", "N'T", "nable", "NABLE")  # one is in every negation above: a cheap first look
 # "if you can't find the id" is the user's inability, not the agent saying what it will not do
-_YOU = re.compile(r"\byou(?:'re|\s+are)?\s+$", re.I)
-_GRANT = re.compile(r"\b(?:can|may|allowed to)\b(?!\s+not\b)", re.I)
-_CLAUSE = re.compile(r"[,;:.]")
+_YOU = lazy_re.compile(r"\byou(?:'re|\s+are)?\s+$", re.I)
+_GRANT = lazy_re.compile(r"\b(?:can|may|allowed to)\b(?!\s+not\b)", re.I)
+_CLAUSE = lazy_re.compile(r"[,;:.]")
 # a permission under a condition ("can be cancelled within 24 hours", "only if …") is no grant the
 # page can state without checking the condition
-_CONDITIONAL = re.compile(r"\b(?:if|unless|only|within|when|whenever|provided|otherwise|after|before|until)\b", re.I)
+_CONDITIONAL = lazy_re.compile(r"\b(?:if|unless|only|within|when|whenever|provided|otherwise|after|before|until)\b", re.I)
 _WIDTH = 200
 
 

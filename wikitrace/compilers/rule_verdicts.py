@@ -23,20 +23,22 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 
-_GRANT = re.compile(r"\b(?:can|may|allowed to)\b(?!\s+not\b)", re.I)
-_SPAN = re.compile(r"\bwithin\s+(\d+|one|two|three|a|an)\s+(hour|day|week)s?\b[^,;.]*", re.I)
-_ONLY_IF = re.compile(r"\bonly if\s+([^,;.]+)", re.I)
+from .. import lazy_re
+
+_GRANT = lazy_re.compile(r"\b(?:can|may|allowed to)\b(?!\s+not\b)", re.I)
+_SPAN = lazy_re.compile(r"\bwithin\s+(\d+|one|two|three|a|an)\s+(hour|day|week)s?\b[^,;.]*", re.I)
+_ONLY_IF = lazy_re.compile(r"\bonly if\s+([^,;.]+)", re.I)
 # an alternative condition after the span: ", or if the airline cancelled the flight"
-_OR_AFTER = re.compile(r"\s*,?\s*or\s+([^;.]+?)\s*[.;]?\s*$", re.I)
-_PARTS = re.compile(r",\s+and\s+|;\s*")
+_OR_AFTER = lazy_re.compile(r"\s*,?\s*or\s+([^;.]+?)\s*[.;]?\s*$", re.I)
+_PARTS = lazy_re.compile(r",\s+and\s+|;\s*")
 # a condition word makes a part a permission under a condition, not one outright
-_CONDITIONAL = re.compile(r"\b(?:if|unless|only|within|when|whenever|provided|otherwise|after|before|until|except)\b",
-                          re.I)
-_DENIED = re.compile(r"\b(?:not|cannot|can't|never|no)\b", re.I)
+_CONDITIONAL = lazy_re.compile(r"\b(?:if|unless|only|within|when|whenever|provided|otherwise|after|before|until|except)\b",
+                               re.I)
+_DENIED = lazy_re.compile(r"\b(?:not|cannot|can't|never|no)\b", re.I)
 # a condition on what the person the agent serves does or wants ("if the user needs to cancel …")
-_ON_PERSON = re.compile(r"\b(?:if|unless|when|provided)\s+(?:the\s+)?(?:user|customer|client|caller)\b([^.;]*)", re.I)
+_ON_PERSON = lazy_re.compile(r"\b(?:if|unless|when|provided)\s+(?:the\s+)?(?:user|customer|client|caller)\b([^.;]*)", re.I)
 # a list of single words qualifying one plural noun: "health or weather reasons", "work, health or family reasons"
-_LISTED = re.compile(r"\b((?:[a-z]+,\s*)*[a-z]+,?\s+or\s+[a-z]+)\s+([a-z]+s)\b", re.I)
+_LISTED = lazy_re.compile(r"\b((?:[a-z]+,\s*)*[a-z]+,?\s+or\s+[a-z]+)\s+([a-z]+s)\b", re.I)
 _NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "a": 1, "an": 1}
 _UNIT = {"hour": timedelta(hours=1), "day": timedelta(days=1), "week": timedelta(weeks=1)}
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from functools import lru_cache
 
+from .. import lazy_re
 from .arguments import _parsed
 from .claim_facts import _own_words
 from .reading import Call, Reading, leaves
@@ -24,10 +25,10 @@ from .text import clip
 _STAMP = r"\d{4}-\d{2}-\d{2}(?:[ T]\d{1,2}:\d{2}(?::\d{2})?)?"
 
 # "The current time is 2024-05-15 15:00:00 EST.", "Today's date is 2024-05-15", "It is now 2024-05-15 09:30"
-_NOW = re.compile(rf"\b(?:current (?:date and )?(?:time|date)|today(?:'s date)?|the date today|it is now|now)"
-                  rf"\s+is\s+(?P<when>{_STAMP})", re.IGNORECASE)
+_NOW = lazy_re.compile(rf"\b(?:current (?:date and )?(?:time|date)|today(?:'s date)?|the date today|it is now|now)"
+                       rf"\s+is\s+(?P<when>{_STAMP})", re.IGNORECASE)
 
-_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")  # how every ``_STAMP`` begins
+_DAY = lazy_re.compile(r"\d{4}-\d{2}-\d{2}")  # how every ``_STAMP`` begins
 
 
 @dataclass(frozen=True)
@@ -92,7 +93,7 @@ _WORD_NUMBER = {"a": 1, "an": 1, **{w: i for i, w in enumerate(_ONES, 1)},
                 **{f"{t}{sep}{o}": 10 * i + j for i, t in enumerate(_TENS, 2) for j, o in enumerate(_ONES[:9], 1)
                    for sep in "- "}}
 _N = r"(?P<n>\d{1,3}|" + "|".join(sorted(_WORD_NUMBER, key=len, reverse=True)) + r")\s+(?P<unit>hour|day|week)s?"
-_CLAIM = re.compile(
+_CLAIM = lazy_re.compile(
     r"\b(?P<be>was|were|is|are|has been|have been|had been)(?P<neg>\s+not|n't)?\s+(?:(?:only|just|actually)\s+)?"
     r"(?P<verb>made|booked|created|placed|purchased|ordered|reserved)\s+"
     r"(?:(?P<within>(?:with)?in the (?:last|past) " + _N + r")"
@@ -111,8 +112,8 @@ _CLAIM_WORDS = ("made", "booked", "created", "placed", "purchased", "ordered", "
 _WHEN_WORDS = ("last", "past", "ago", "today", "yesterday")  # after a verb: one of these ends every claim
 _SINCE_WORDS = ("booking", "purchase", "creation", "reservation", "order", "being")  # "within ... of" one of these
 # a rule or a supposition, not a claim about this record
-_HEDGE = re.compile(r"\b(?:if|unless|whether|provided|as long as|only when|in case|assuming)\b", re.IGNORECASE)
-_GENERAL = re.compile(r"\b(?:that|which|a|an|any|all|every|each)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
+_HEDGE = lazy_re.compile(r"\b(?:if|unless|whether|provided|as long as|only when|in case|assuming)\b", re.IGNORECASE)
+_GENERAL = lazy_re.compile(r"\b(?:that|which|a|an|any|all|every|each)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
 _QUOTE_MARKS = "\"\u201c\u201d"
 
 
@@ -206,8 +207,8 @@ def claim_holds(claim: TimeClaim, made: Span, now: Span) -> bool | None:
 
 # --- the record it is about ----------------------------------------------------------------------
 
-_MADE_KEY = re.compile(r"(?:created|creation|booked|booking|placed|purchased|purchase|ordered|order|made|reserved)"
-                       r"(?:_(?:at|on|date|time|datetime|timestamp))?", re.IGNORECASE)
+_MADE_KEY = lazy_re.compile(r"(?:created|creation|booked|booking|placed|purchased|purchase|ordered|order|made|reserved)"
+                            r"(?:_(?:at|on|date|time|datetime|timestamp))?", re.IGNORECASE)
 
 
 @dataclass

@@ -28,6 +28,7 @@ after this and is not cut.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 KEPT = 3  # sentences What to do keeps
 # words a sentence of this package uses only when it weighs counts, not when it gives advice
@@ -43,7 +44,8 @@ _TRIGGER = re.compile(r"(?:When|Whenever|If) ")
 def _spans(text: str) -> list[tuple[int, int]]:
     """The parts of ``text`` outside quotes and code spans, as (start, end) pairs."""
     out, start, quote, code = [], 0, False, False
-    for i, ch in enumerate(text):
+    for m in _QUOTING.finditer(text):  # only the quote and backtick characters: the rest changes nothing
+        i, ch = m.start(), m.group()
         if ch == "`" and not quote:
             if not code:
                 out.append((start, i))
@@ -57,6 +59,9 @@ def _spans(text: str) -> list[tuple[int, int]]:
     if not quote and not code:
         out.append((start, len(text)))
     return out
+
+
+_QUOTING = re.compile(r'[`"]')
 
 
 def _bare(text: str) -> str:
@@ -77,7 +82,8 @@ def sentences(text: str) -> list[str]:
     last word a stop, or the … of a quote cut short)."""
     out, start, quote, code, depth = [], 0, False, False, 0
     n = len(text)
-    for i, ch in enumerate(text):
+    for m in _SENTENCE_MARKS.finditer(text):  # the characters the loop reacts to; the rest change nothing
+        i, ch = m.start(), m.group()
         if ch == "`" and not quote:
             code = not code
         elif ch == '"' and not code:
@@ -102,22 +108,33 @@ def sentences(text: str) -> list[str]:
     return [s for s in out if s]
 
 
-def _unquoted(text: str):
-    """(index, character) of each character of ``text`` outside double quotes and code spans."""
+_SENTENCE_MARKS = re.compile(r'[`"().!?]')
+
+
+def _unquoted(text: str, wanted: str):
+    """(index, character) of each of the ``wanted`` characters of ``text`` outside double quotes and
+    code spans. Only those and the quoting characters are visited (a guideline is a paragraph, read
+    by several passes of every lesson of the task type)."""
     quote = code = False
-    for i, ch in enumerate(text):
+    for m in _wanted(wanted).finditer(text):
+        i, ch = m.start(), m.group()
         if ch == "`" and not quote:
             code = not code
         elif ch == '"' and not code:
             quote = not quote
-        elif not quote and not code:
+        elif not quote and not code and ch in wanted:
             yield i, ch
+
+
+@lru_cache(maxsize=None)
+def _wanted(chars: str) -> re.Pattern:
+    return re.compile("[" + re.escape('`"' + chars) + "]")
 
 
 def _top_level(text: str, marks: str) -> list[int]:
     """Where ``marks`` characters stand outside quotes, code spans and parentheses."""
     at, depth = [], 0
-    for i, ch in _unquoted(text):
+    for i, ch in _unquoted(text, "()" + marks):
         depth += ch == "("
         depth -= ch == ")" and depth > 0
         if depth == 0 and ch in marks:
@@ -128,7 +145,7 @@ def _top_level(text: str, marks: str) -> list[int]:
 def _drop_counted_parens(text: str) -> str:
     """``text`` without its parentheses that state a number ("(8 of the 12 failed runs here)")."""
     out, depth, start, keep_from = [], 0, 0, 0
-    for i, ch in _unquoted(text):
+    for i, ch in _unquoted(text, "()"):
         if ch == "(":
             if depth == 0:
                 start = i

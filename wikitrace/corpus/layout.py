@@ -8,7 +8,8 @@ mount point. Both are derived here so they cannot drift apart.
 from __future__ import annotations
 
 import posixpath
-import re
+
+from .. import lazy_re
 
 CORPUS_FORMAT = "wikitrace-corpus/1"
 LAYERS = ("raw", "compilation", "insight")
@@ -16,11 +17,11 @@ ROOT_INDEX = "index.md"  # the page an editor opens first: links the three layer
 
 
 # Every path a build of agent runs writes; anything else in the folder is the user's.
-_CORPUS_PATH = re.compile(r"corpus\.json|index\.md|index/prompt\.bin|(?:raw|compilation|insight)/_index\.md"
-                          r"|index/grep/(?:raw|compilation|insight)\.(?:txt|map)"  # one file per layer, before shards
-                          r"|index/grep/(?:raw|compilation|insight)/(?:head|\d\d)\.(?:txt|map|words)"
-                          r"|raw/step-\d{4,}/(?:metadata\.md|turns\.md|solver\.full\.jsonl|original\.(?:json|jsonl|txt))"
-                          r"|compilation/step-\d{4,}\.md|insight/insight-\d{4,}\.md")
+_CORPUS_PATH = lazy_re.compile(r"corpus\.json|index\.md|index/prompt\.bin|(?:raw|compilation|insight)/_index\.md"
+                               r"|index/grep/(?:raw|compilation|insight)\.(?:txt|map)"  # one file per layer, before shards
+                               r"|index/grep/(?:raw|compilation|insight)/(?:head|\d\d)\.(?:txt|map|words)"
+                               r"|raw/step-\d{4,}/(?:metadata\.md|turns\.md|solver\.full\.jsonl|original\.(?:json|jsonl|txt))"
+                               r"|compilation/step-\d{4,}\.md|insight/insight-\d{4,}\.md")
 
 
 def is_corpus_path(rel: str) -> bool:

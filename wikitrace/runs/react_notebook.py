@@ -38,27 +38,28 @@ import re
 from pathlib import Path
 from typing import Any, Iterator
 
+from .. import lazy_re
 from . import errors, harness
 from ._common import Sniff, read_text, unanswered
 from .model import Outcome, Run, RunError, Task, Turn, count_steps
 
-_CALL = re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*\[(.*)\]\s*$", re.S)
+_CALL = lazy_re.compile(r"^\s*([A-Za-z_][\w ]*?)\s*\[(.*)\]\s*$", re.S)
 
 # FEVER / HotpotQA
 FEVER_LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")  # the verdicts FEVER's claims are graded on
-_WT_START = re.compile(r"^(\d+) (Claim|Question): ?(.*)$")
-_WT_STEP = re.compile(r"^(Thought|Action|Observation) (\d+):[ \t]?(.*)$")
-_WT_INFO = re.compile(r"^\{'steps': .*\}\s*$")
-_WT_REWARD = re.compile(r"^Episode finished, reward = (-?[\d.]+|True|False)\s*$")
-_WT_TALLY = re.compile(r"^\d+ \d+ [\d.]+(?:e-?\d+)? [\d.]+(?:e-?\d+)?\s*$")
+_WT_START = lazy_re.compile(r"^(\d+) (Claim|Question): ?(.*)$")
+_WT_STEP = lazy_re.compile(r"^(Thought|Action|Observation) (\d+):[ \t]?(.*)$")
+_WT_INFO = lazy_re.compile(r"^\{'steps': .*\}\s*$")
+_WT_REWARD = lazy_re.compile(r"^Episode finished, reward = (-?[\d.]+|True|False)\s*$")
+_WT_TALLY = lazy_re.compile(r"^\d+ \d+ [\d.]+(?:e-?\d+)? [\d.]+(?:e-?\d+)?\s*$")
 # WebShop
-_WS_STEP = re.compile(r"^(Action|Observation):[ \t]?(.*)$")
-_WS_SCORE = re.compile(r"^Your score \(min 0\.0, max 1\.0\):\s*(-?[\d.]+)\s*$")
-_WS_TALLY = re.compile(r"^(\d+) (-?\d*\.?\d+(?:e-?\d+)?) (-?\d*\.?\d+(?:e-?\d+)?) (-?\d*\.?\d+(?:e-?\d+)?)\s*$")
-_DASHES = re.compile(r"^-{5,}\s*$")
+_WS_STEP = lazy_re.compile(r"^(Action|Observation):[ \t]?(.*)$")
+_WS_SCORE = lazy_re.compile(r"^Your score \(min 0\.0, max 1\.0\):\s*(-?[\d.]+)\s*$")
+_WS_TALLY = lazy_re.compile(r"^(\d+) (-?\d*\.?\d+(?:e-?\d+)?) (-?\d*\.?\d+(?:e-?\d+)?) (-?\d*\.?\d+(?:e-?\d+)?)\s*$")
+_DASHES = lazy_re.compile(r"^-{5,}\s*$")
 # ALFWorld
-_AW_STEP = re.compile(r"^(Act|Obs) (\d+):[ \t]?(.*)$")
-_AW_VERDICT = re.compile(r"^(\d+) r (\S+) rs \[")
+_AW_STEP = lazy_re.compile(r"^(Act|Obs) (\d+):[ \t]?(.*)$")
+_AW_VERDICT = lazy_re.compile(r"^(\d+) r (\S+) rs \[")
 
 
 def looks_like(s: Sniff) -> bool:
