@@ -130,10 +130,15 @@ def _facts(run: Run) -> list[str]:
     return [f.text for f in compile_offline(run).in_short]
 
 
-def test_a_wrong_comparison_in_the_reasoning_is_said_to_be_wrong(tmp_path):
+def _right_and_wrong(tmp_path, log: str) -> list[Run]:
+    """The successful and the failed run of a two-question Reflexion log."""
     path = tmp_path / "react_reflexion_2q.txt"
-    path.write_text(REFLEXION, encoding="utf-8")
-    right, wrong = sorted(_load(path), key=lambda r: not r.outcome.success)
+    path.write_text(log, encoding="utf-8")
+    return sorted(_load(path), key=lambda r: not r.outcome.success)
+
+
+def test_a_wrong_comparison_in_the_reasoning_is_said_to_be_wrong(tmp_path):
+    right, wrong = _right_and_wrong(tmp_path, REFLEXION)
     facts = _facts(wrong)
     turn = next(t.turn for t in wrong.turns if "1983 (Cora Mint) < 1958" in (t.reasoning or t.content or ""))
     assert facts[0] == (f"The agent's comparison at turn {turn} is wrong: 1983 is later than 1958 "
@@ -172,9 +177,7 @@ REVERSED_RUN = REFLEXION.replace(
 def test_a_conclusion_naming_the_other_side_than_its_own_years_pick_is_said_so(tmp_path):
     """Right figures, wrong side: the page says which side the question's word picks by the run's own
     years; the success, whose conclusion follows its years, gets no such sentence."""
-    path = tmp_path / "react_reflexion_2q.txt"
-    path.write_text(REVERSED_RUN, encoding="utf-8")
-    right, wrong = sorted(_load(path), key=lambda r: not r.outcome.success)
+    right, wrong = _right_and_wrong(tmp_path, REVERSED_RUN)
     facts = _facts(wrong)
     turn = next(t.turn for t in wrong.turns if "1958 (Dev Oakes) < 1983" in (t.reasoning or t.content or ""))
     assert facts[0] == (f"The agent's conclusion at turn {turn} names the wrong side: by its own figures Dev Oakes (1958) "
