@@ -12,6 +12,7 @@ said when no differing field's name shares a word with the task.
 from __future__ import annotations
 
 import re
+from collections import deque
 
 from .arguments import _parsed
 from .reading import Call, Reading, leaves
@@ -24,15 +25,15 @@ _PATH_WORDS = re.compile(r"[a-z]+")
 def _items_holding(data, value: str, key: str) -> list[dict]:
     """The dicts of ``data`` (at any depth) whose field ``key`` is ``value``, in order."""
     out: list[dict] = []
-    stack = [data]
-    while stack:
-        node = stack.pop(0)
+    queue = deque([data])  # breadth first: the items of a listing in their order
+    while queue:
+        node = queue.popleft()
         if isinstance(node, dict):
             if node.get(key) == value:
                 out.append(node)
-            stack.extend(node.values())
+            queue.extend(node.values())
         elif isinstance(node, list):
-            stack.extend(node)
+            queue.extend(node)
     return out
 
 

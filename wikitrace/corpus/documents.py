@@ -186,10 +186,10 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         checked_links="\n\n".join(x for x in (checked_runs, lead_links(entry, link)) if x), one_run=one_run,
         answer_versus=answer_versus, counted_subject=_counted_subject(contrast),
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry), counted=counted, layout_doc=layout.compilation_doc,
-        # said only when every source is counted there: a rule's keepers under Sources are not its breakers
         # the header's count is of Sources; a reader comparing it with the contrast's is told why they differ
         counted_beyond=bool(counted) and all(side["sources"] for side in counted)
         and any(side["pages"] or side["named"] for side in counted),
+        # said only when every source is counted there: a rule's keepers under Sources are not its breakers
         counted_are_sources=bool(counted) and not any(side["pages"] or side["more"] for side in counted)
         and {s["outcome"] for s in entry["sources"]} <= {side["outcome"] for side in counted if side["sources"]},
         instead=instead, failed_ended=failed_ended, sources=sources, link=link, same_task=same_task,
