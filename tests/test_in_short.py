@@ -272,7 +272,8 @@ def test_a_wrong_answer_is_set_beside_the_expected_one_and_its_source(tmp_path):
                          f"turn {err}."), fact
 
 
-OPENED = """
+# a Reflexion log's trial with one failed agent and no other: each question's fixture follows it
+ONE_FAILED_TRIAL = """
 ########################################
 BEGIN TRIAL 1
 Trial summary: Correct: 0, Incorrect: 1, Halted: 0
@@ -281,7 +282,10 @@ Trial summary: Correct: 0, Incorrect: 1, Halted: 0
 
 ------------- BEGIN INCORRECT AGENTS -----------
 
-Question: Which goalkeeper of the 1994 Marrow Cup final later coached Orlo Athletic?
+"""
+
+
+OPENED = ONE_FAILED_TRIAL + """Question: Which goalkeeper of the 1994 Marrow Cup final later coached Orlo Athletic?
 Thought 1: I should search the final.
 Action 1: Search[1994 Marrow Cup final]
 Observation 1: Could not find [1994 Marrow Cup final]. Similar: ['Marrow Cup', 'Ines Varga (footballer)'].
@@ -310,16 +314,7 @@ def test_a_listed_name_the_run_searched_and_found_is_not_said_to_be_in_no_look_u
                          f"(footballer)] at turn {opened} went through, and its answer names \"Ines Kata Varga\"."), fact
 
 
-UNTIED = """
-########################################
-BEGIN TRIAL 1
-Trial summary: Correct: 0, Incorrect: 1, Halted: 0
-#######################################
-------------- BEGIN CORRECT AGENTS -------------
-
-------------- BEGIN INCORRECT AGENTS -----------
-
-Question: Which Argentine forward did the Dutch manager Ronald Koeman replace at Marrow Town?
+UNTIED = ONE_FAILED_TRIAL + """Question: Which Argentine forward did the Dutch manager Ronald Koeman replace at Marrow Town?
 Thought 1: I should search Marrow Town.
 Action 1: Search[Marrow Town]
 Observation 1: Marrow Town is a football club. Its forwards have included Ines Varga, a Dutch striker.
@@ -381,16 +376,7 @@ def test_what_worked_credits_the_page_that_gave_a_name_before_an_error_listed_it
     assert "Search[Varn Mills] at turn 3 (a name the page at turn 1 gave)" in fact, fact
 
 
-LET_GO = """
-########################################
-BEGIN TRIAL 1
-Trial summary: Correct: 0, Incorrect: 1, Halted: 0
-#######################################
-------------- BEGIN CORRECT AGENTS -------------
-
-------------- BEGIN INCORRECT AGENTS -----------
-
-Question: Which label released the single Tin Kettle Song?
+LET_GO = ONE_FAILED_TRIAL + """Question: Which label released the single Tin Kettle Song?
 Thought 1: Search the single.
 Action 1: Search[single Tin Kettle Song label]
 Observation 1: Could not find [single Tin Kettle Song label]. Similar: ['Tin Kettle Song', 'Rua Penn', 'Kettle'].
