@@ -84,7 +84,7 @@ WORD_LISTS = {f"{shard}.words" for shard in _SHARDS}
 def contrast_only(before: dict, after: dict, changed: set) -> set:
     """The insight pages among ``changed``: each must differ only in its contrast (one more run
     in the task type's totals, or one more trial of a source's task to compare with, and the
-    advice drawn from that comparison) unless the new run is among its sources."""
+    advice and cases drawn from that comparison) unless the new run is among its sources."""
     import re
 
     def strip(page: bytes) -> str:
@@ -92,6 +92,7 @@ def contrast_only(before: dict, after: dict, changed: set) -> set:
         text = re.sub(r"\n\n(?:Where a failed run here|What set these successful runs|In a run like these|What it did that|Set against the)[^\n]*", "",
                       text)
         text = re.sub(r" Failed runs ended this way too; [^\n]*", "", text)
+        text = re.sub(r"## Cases\n.*?(?=\n## )", "", text, flags=re.S)  # a success's case: its line against the trials
         return re.sub(r"## Evidence\n.*?(?=\n## Sources)", "", text, flags=re.S)
 
     pages = {k for k in changed if k.startswith("insight/insight-")}

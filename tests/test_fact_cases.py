@@ -1,5 +1,6 @@
-"""An insight page's Cases quote, for a few of its failed runs, the checked fact each run's own page
-leads with about that lesson: a reader sees the rule, the figures and the turn the advice came from."""
+"""An insight page's Cases quote, for a few of its runs, the checked fact each run's own page leads
+with about that lesson: a reader sees the rule, the figures and the turn the advice came from, and
+what a successful run did that decided it."""
 
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ def _plain(md: str) -> str:
 def _in_short(page: str) -> list[str]:
     """A compilation page's In short facts, without the turn links the page adds."""
     block = page.split("## In short\n", 1)[1].split("\n\n", 1)[0]
-    return [_plain(re.sub(r" \(turns? \[.*$", "", line[2:])) for line in block.splitlines() if line.startswith("- ")]
+    return [_plain(re.sub(r"(?<!\\)\[(step-\d+)\]\(step-\d+\.md\)", r"\1", re.sub(r" \(turns? \[.*$", "", line[2:])))
+            for line in block.splitlines() if line.startswith("- ")]
 
 
 @pytest.fixture(scope="module")
@@ -45,8 +47,22 @@ def test_the_dev_tau_bench_cases_hold_too(tau_bench_corpus):
     assert _checked_cases(tau_bench_corpus[0]) >= 10
 
 
+def test_a_lesson_of_successful_runs_shows_what_they_did(built, tau_bench_corpus):
+    """A page whose runs all succeeded shows what the runs' own pages say decided them, and a page
+    both outcomes taught shows a successful run's case after the failed runs'."""
+    for out in (built["coding_corpus"], tau_bench_corpus[0]):
+        data = json.loads((out / "corpus.json").read_text())
+        won = [e for e in data["insights"] if not e["counts"]["failure"] and any(
+            c.get("outcome") == "success" for c in e.get("cases") or [])]
+        assert won, out
+    coding = json.loads((built["coding_corpus"] / "corpus.json").read_text())
+    fixes = [c["text"] for e in coding["insights"] if e["key"].startswith("procedure|")
+             for c in e.get("cases") or [] if c.get("outcome") == "success"]
+    assert any("changed" in t and ("passed" in t or "this run wrote `" in t) for t in fixes), fixes  # what the fix was
+
+
 def _checked_cases(out: Path) -> int:
-    """Checks every case a page shows of its own failed runs; returns how many there were."""
+    """Checks every case a page shows of its own runs; returns how many there were."""
     shown = 0
     data = json.loads((out / "corpus.json").read_text())
     runs = {r["step"]: r for r in data["runs"]}
@@ -56,21 +72,28 @@ def _checked_cases(out: Path) -> int:
             continue
         sources = {s["step"]: s for s in entry["sources"]}
         assert len(cases) <= SHOWN, entry["id"]
-        tasks = [runs[c["step"]].get("task_id") or c["step"] for c in cases]
-        assert len(set(tasks)) == len(tasks), entry["id"]  # one case per task
+        tasks = [(c.get("outcome"), runs[c["step"]].get("task_id") or c["step"]) for c in cases]
+        assert len(set(tasks)) == len(tasks), entry["id"]  # one case per task on each side
         page = (out / "insight" / f"{entry['id']}.md").read_text()
+        outcomes = [sources[c["step"]]["outcome"] for c in cases]
+        assert outcomes == sorted(outcomes), entry["id"]  # the failed runs' cases first
         for case in cases:
-            assert sources[case["step"]]["outcome"] == "failure", (entry["id"], case)
+            won = sources[case["step"]]["outcome"] == "success"
+            assert case.get("outcome", "failure") == sources[case["step"]]["outcome"], (entry["id"], case)
             facts = _in_short((out / "compilation" / f"{case['step']}.md").read_text())
             text = case["text"]
             # the page may add what other runs showed of the same fact ("; also met by …")
             assert any(f.startswith(text.rstrip("….")) for f in facts), (text, facts)
-            tool = entry["key"].split("|")[1].split(":")[0].split(" ")[0] if entry["key"].startswith(
-                ("error|", "went-through|", "hand-off|")) else None
-            if tool:  # or the user's word the run took against a record, which bears on any change it made
-                assert tool in text or text.startswith("The user said") and not entry["key"].startswith("error|"), (
-                    entry["id"], text)
-            assert f"- [{case['step']}](../compilation/{case['step']}.md): " in page
+            kind, _, rest = entry["key"].partition("|")
+            # a call's lesson, not a class of error ("error|missing-program") nor a lesson without a tool
+            by_call = kind in ("went-through", "hand-off") or kind == "error" and "|" in rest
+            call = rest.split("|")[0].split(":")[0].split(" ") if by_call else []
+            names = call[:2] if won else call[:1]  # a success's shell call may go by the program it ran
+            if names:  # or the user's word the run took against a record, which bears on any change it made
+                assert any(n in text for n in names) or text.startswith("The user said") and not entry[
+                    "key"].startswith("error|"), (entry["id"], text)
+            marked = " (successful)" if won else ""
+            assert f"- [{case['step']}](../compilation/{case['step']}.md){marked}: " in page
             shown += 1
     return shown
 
@@ -161,3 +184,41 @@ def test_the_cases_show_first_the_runs_whose_fact_is_of_the_kind_the_lesson_lead
     plain = {"id": "insight-0002", "key": "error|Search|Could not find"}  # no lead: step order
     annotate([plain], {"insight-0002": [member(1, ""), member(2, "quoted-name")]})
     assert [c["step"] for c in plain["cases"]] == ["step-0001", "step-0002"]
+
+
+def test_a_successful_run_s_case_follows_its_failed_ones_and_takes_one_place_of_the_three():
+    from wikitrace.corpus.fact_cases import annotate
+
+    def member(n: int, outcome: str, task: str) -> tuple[dict, dict]:
+        return ({"step": f"step-{n:04d}", "outcome": outcome, "task_id": task}, {"fact": f"fact of run {n}"})
+
+    entry = {"id": "insight-0001", "key": "error|Search|Could not find"}
+    annotate([entry], {"insight-0001": [member(1, "success", "a"), member(2, "failure", "b"), member(3, "failure", "c"),
+                                        member(4, "failure", "d"), member(5, "success", "e")]})
+    assert [(c["step"], c.get("outcome")) for c in entry["cases"]] == [
+        ("step-0002", None), ("step-0003", None), ("step-0001", "success")]
+    alone = {"id": "insight-0002", "key": "procedure|cancel"}  # successes only: up to three, one per task
+    annotate([alone], {"insight-0002": [member(1, "success", "a"), member(2, "success", "a"), member(3, "success", "b")]})
+    assert [c["step"] for c in alone["cases"]] == ["step-0001", "step-0003"]
+
+
+PAST = KeyFact("update_reservation_flights failed at turn 14; a later update_reservation_flights call went through at "
+               "turn 18.", [14, 18], "")
+MADE = KeyFact("Make the change the task expected as this run did: update_reservation_flights at turn 18.", [18], "")
+FIX = KeyFact("After `python -m pytest` failed at turn 1, Edit changed `stats.py` (in `median`) at turn 3; the same "
+              "command then went through at turn 4 and its tests passed.", [1, 3, 4], "")
+
+
+def test_a_successful_run_s_fact_is_what_it_did_about_the_lesson():
+    key = "error|update_reservation_flights|Error: payment method not found"
+    assert lesson_fact(_Comp("success", [MADE, PAST]), _lesson(key, "turn 14: got past it at turn 18")) == PAST.text
+    assert lesson_fact(_Comp("success", [MADE]), _lesson(key, "turn 14: got past it")) == MADE.text  # once past it
+    assert lesson_fact(_Comp("failure", [MADE]), _lesson(key, "turn 14: never got past it")) == ""
+    # a shell call named by the program it ran; an ending call's procedure takes the page's lead fact
+    assert lesson_fact(_Comp("success", [FIX]), _lesson("procedure|Bash python:file-task+tested", "")) == FIX.text
+    assert lesson_fact(_Comp("success", [FIX]), _lesson("procedure|submit:file-task", "")) == FIX.text
+    # a class of error any command meets: what a successful run did instead; a failed run's page says nothing of it
+    assert lesson_fact(_Comp("success", [FIX]), _lesson("error|missing-program", "turn 4: mvn not found")) == FIX.text
+    assert lesson_fact(_Comp("failure", [FIX]), _lesson("error|missing-program", "turn 1: mvn not found")) == ""
+    # a change's procedure takes only a fact naming the change
+    assert lesson_fact(_Comp("success", [FIX]), _lesson("procedure|book_reservation", "")) == ""

@@ -22,7 +22,7 @@ def _won(k: int, task: int, source: str) -> dict:
               "worked": True}
     return {"step": f"step-{k:04d}", "outcome": "success", "task_type": "desk", "task_id": str(task),
             "patterns": ["did|get_user_details", "went-through|cancel_reservation", "procedure|cancel_reservation"],
-            "decisive": {"changes": [{"tool": "cancel_reservation", "turn": 6,
+            "decisive": {"changes": [{"tool": "cancel_reservation", "turn": 6, "values": {"reservation_id": f"R{task}"},
                                       "from": {"reservation_id": source}}]},
             "lessons": [lesson]}
 

@@ -332,7 +332,8 @@ def markdown(entry: dict, link, titles: dict[str, str] | None, md) -> tuple[str,
     ``md``, the links written here (``link`` a layout.Linker)."""
     from . import layout
 
-    cases = [f"- [{c['step']}]({link.rel(layout.compilation_doc(c['step']))}): {md(c['text'])}"
+    cases = [f"- [{c['step']}]({link.rel(layout.compilation_doc(c['step']))})"
+             f"{' (successful)' if c.get('outcome') == 'success' else ''}: {md(c['text'])}"
              for c in entry.get("cases") or []]
     rule = entry.get("length_rule") or []
     if rule:

@@ -1,4 +1,4 @@
-"""A lesson's cases: what the pages of a few of its failed runs established, in their words.
+"""A lesson's cases: what the pages of a few of its runs established, in their words.
 
 A lesson's advice is a generalisation; the reader acts on it sooner with the run it came from in
 view: "book_reservation at turn 21 sent `nonfree_baggages` 1 where the task expected 0. The system
@@ -6,7 +6,11 @@ prompt's rule on `nonfree_baggages`: …". Each failed run's page opens with the
 checked against its log (compilers/in_short.py), most telling first. A run entry keeps, for each of
 its lessons, the first of those facts that is about the lesson (lesson_fact says how). The insight
 page shows them for the first failed run of up to three tasks (three trials of one task would show
-one mistake three times). Lessons whose answers have their own cases (answer_cases.py) keep those.
+one mistake three times). A successful run's page leads with what it did that decided it, against the
+failed trials of its task where there are some ("Send `payment_methods` … as this run did: 2 of the 3
+failed trials sent other …"): the same facts, kept the same way, show what worked; a page shows them
+after its failed runs' (one at least when it has any), so a lesson both outcomes taught shows each.
+Lessons whose answers have their own cases (answer_cases.py) keep those.
 """
 
 from __future__ import annotations
@@ -14,9 +18,14 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from types import SimpleNamespace
+
 from ..compilers.in_short import NOTHING_SETTLED
+from ..compilers.schema import KeyFact
 from ..compilers.text import clip
 from ..compilers.run_insights import RULE_TITLE
+from ..templates import md_plain
+from . import layout
 from .applies import key_tool, task_of
 
 SHOWN = 3  # cases per page
@@ -26,35 +35,63 @@ _TURNS = re.compile(r"\bturns?\s+(\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)")
 _FAILING = re.compile(r"\b(?:fail(?:ed|s)?|errors?)\b", re.I)  # a fact about a call failing
 _CLAIM = "user-claim"  # the agent took the user's word where a record said otherwise: it bears on any change made
 _UNSETTLED = frozenset(NOTHING_SETTLED.values())  # a page's word that nothing is established: no case
+# lessons only successful runs teach, on how they ended: every fact such a page leads with is about that
+_ENDING = ("procedure", "answer-from", "direct")
+_LINK = re.compile(r"(?<!\\)\[(step-[^\]/]+)\]\(step-[^)/]*\.md\)")  # a line's link to another trial's page
 
 
 def lesson_fact(comp, lesson) -> dict:
-    """The checked fact of a failed run's page that is about ``lesson`` (a CandidateInsight), as its
-    run entry keeps it (``fact``: its words, ``fact_kind``: its kind when counted); {} when none is.
+    """The checked fact of a run's page that is about ``lesson`` (a CandidateInsight), as its run
+    entry keeps it (``fact``: its words, ``fact_kind``: its kind when counted); {} when none is.
     About it means: naming its tool, or the user's word the run took against a record (for an error,
-    only a fact saying a call of the tool failed on a turn of the error the lesson's detail names,
-    and quoting no other message of its kind); for a change the task expected and never got, a fact
-    of that kind; for a rule, quoting it; for any other lesson, on a turn the lesson's detail names."""
-    key = lesson.key
-    if getattr(comp, "outcome", "") != "failure" or not key:
+    only a fact saying a call of the tool failed on a turn of the error the
+    lesson's detail names, and quoting no other message of its kind); for a change the task
+    expected and never got, a fact of that kind; for a rule, quoting it; for any other lesson, on a
+    turn the lesson's detail names. On a successful run's page an error's fact may be any naming
+    its tool when none says it failed (what the run did once past it), a call may be named by the
+    program it ran ("Bash python": python), and a lesson on how the run ended (one naming no tool,
+    or the call that ended it with what it gave) or on a class of error any command may meet (a
+    program missing) takes the page's first fact: the page leads with what decided the run."""
+    key, outcome = lesson.key, getattr(comp, "outcome", "")
+    if outcome not in ("failure", "success") or not key:
         return {}
-    facts = [f for f in getattr(comp, "in_short", ()) or () if f.text not in _UNSETTLED]
+    every = [f for f in getattr(comp, "in_short", ()) or () if f.text not in _UNSETTLED]
+    facts = every
     tool, kind = key_tool(key), key.split("|", 1)[0]
     turns = {int(n) for span in _TURNS.findall(lesson.detail or "") for n in re.findall(r"\d+", span)}
-    if tool:
+    if kind == "error" and key.count("|") == 1:  # a class of error (a program missing), no tool of its own
+        facts = every[:1] if outcome == "success" else []  # what a run that met it did instead
+    elif tool:
         shape = key.split("|")[2] if kind == "error" and key.count("|") > 1 else ""
-        facts = [f for f in facts if (kind != "error" and f.kind == _CLAIM) or _naming(tool).search(f.text) and (
-            kind != "error" or turns & set(f.turns) and _FAILING.search(f.text) and not _other_message(f.text, shape))]
-    elif kind == "missed":
-        facts = [f for f in facts if f.kind == "missed-change"]
+        named = [f for f in facts if (kind != "error" and f.kind == _CLAIM) or any(
+            _naming(word).search(f.text) for word in _call_words(key, tool, outcome))]
+        facts = [f for f in named if kind != "error" or turns & set(f.turns) and _FAILING.search(f.text)
+                 and not _other_message(f.text, shape)]
+        if not facts and outcome == "success":  # what the run did with the tool once past the error
+            facts = named
+        if not facts and outcome == "success" and kind == "procedure" and ":" in key:
+            facts = every[:1]  # procedure|<ending call>:<what it gave>: the whole way to the end
+    elif kind == "missed":  # a change never made: what a failed run lacked
+        facts = [f for f in facts if f.kind == "missed-change" and outcome == "failure"]
     elif kind == "rule":
         opening = " ".join(lesson.title.removeprefix(RULE_TITLE).split()[:_RULE_WORDS]).rstrip(" …")
         facts = [f for f in facts if opening and opening in f.text]
     else:
         facts = [f for f in facts if turns & set(f.turns)]
+        if not facts and outcome == "success" and kind in _ENDING:
+            facts = every[:1]
     if not facts:
         return {}
     return {"fact": clip(facts[0].text, WIDTH), **({"fact_kind": facts[0].kind} if facts[0].kind else {})}
+
+
+def _call_words(key: str, tool: str, outcome: str) -> list[str]:
+    """The words a fact about the key's call may name it by: its tool, and on a successful run's page
+    the program a shell call ran too ("Bash python" -> Bash, python), which its facts name alone."""
+    if outcome != "success":
+        return [tool]
+    call = key.split("|")[1].split(":", 1)[0].split()
+    return [tool, *call[1:2]]
 
 
 @lru_cache(maxsize=512)
@@ -74,10 +111,14 @@ def _other_message(text: str, shape: str) -> bool:
     return bool(alike) and not any(q.startswith(head) or head.startswith(q.rstrip("…")) for q in alike)
 
 
-def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]]) -> None:
-    """Sets ``cases`` on the entries without answer cases whose failed runs kept a fact for them:
-    first those of the kind the lesson leads with (``checked``), so the cases show what its advice
-    is about, then the others, each in step order."""
+def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials=None) -> None:
+    """Sets ``cases`` on the entries without answer cases whose runs kept a fact for them: the failed
+    runs' first, those of the kind the lesson leads with (``checked``) before the others, so the
+    cases show what its advice is about; then the successful runs' (``outcome``: success), at
+    least one where any kept a fact; one run per task on each side, each side in step order.
+    A successful run set against failed trials of its task (``trials``: corpus/trials.Trials) shows
+    the line its page leads with, where that line is about the lesson: its own fact gave way to it."""
+    lines = _TrialLines(trials)
     for entry in out:
         if entry.get("cases"):
             continue
@@ -85,11 +126,52 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]]) -> Non
         members = groups[entry["id"]]
         if lead:
             members = sorted(members, key=lambda m: m[1].get("fact_kind") != lead)
-        cases, tasks = [], set()
+        side: dict[str, list[dict]] = {"failure": [], "success": []}
+        tasks: dict[str, set] = {"failure": set(), "success": set()}
         for e, lesson in members:
-            if e["outcome"] != "failure" or not lesson.get("fact") or task_of(e) in tasks:
+            o = e["outcome"]
+            if o not in side or len(side[o]) == SHOWN or task_of(e) in tasks[o]:
                 continue
-            tasks.add(task_of(e))
-            cases.append({"step": e["step"], "text": lesson["fact"], "checked": True})
+            text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact")
+            if not text:
+                continue
+            tasks[o].add(task_of(e))
+            side[o].append({"step": e["step"], "text": text, "checked": True,
+                            **({"outcome": o} if o == "success" else {})})
+        failed = side["failure"][:SHOWN - 1 if side["success"] else SHOWN]
+        cases = failed + side["success"][:SHOWN - len(failed)]
         if cases:
-            entry["cases"] = cases[:SHOWN]
+            entry["cases"] = cases
+
+
+class _TrialLines:
+    """The line a successful run's page leads with against the failed trials of its task
+    (corpus/trial_contrast.py, as the page writer puts it), worked out once per task."""
+
+    def __init__(self, trials):
+        self.trials = trials
+        self.by_task: dict[tuple, dict] = {}
+
+    def about(self, entry: dict, lesson: dict) -> str:
+        """The line of ``entry``'s page, as plain text (links to other trials' pages by their step),
+        when it is about ``lesson`` as ``lesson_fact`` reads a fact; else ""."""
+        if self.trials is None:
+            return ""
+        task = self.trials.group(entry)
+        if task is None:
+            return ""
+        if task not in self.by_task:
+            from .trial_contrast import lines
+
+            runs = self.trials.by_task.get(task, {})
+            every = sorted([*runs.get("success", ()), *runs.get("failure", ())],
+                           key=lambda r: layout.id_number(r["step"]))
+            self.by_task[task] = lines(every) if runs.get("failure") and len(every) > 1 else {}
+        made = self.by_task[task].get(entry["step"])
+        if made is None:
+            return ""
+        text = md_plain(_LINK.sub(r"\1", made[0]))
+        said = SimpleNamespace(outcome="success", in_short=[KeyFact(text, sorted(set(made[1])), "")])
+        kept = lesson_fact(said, SimpleNamespace(key=lesson.get("key"), title=lesson.get("title", ""),
+                                                 detail=lesson.get("detail", "")))
+        return kept.get("fact", "")

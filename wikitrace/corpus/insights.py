@@ -38,7 +38,7 @@ from .rule_quote import quote_rule, rules_of
 from .stop_counts import stopped_at
 from .checked_facts import _key_tool, by_kind, lead as lead_with_facts, rules_on, run_facts
 from .fact_weights import TYPE_WIDE
-from .applies import Openings, applies_when, successful_cue, task_of, trial_key
+from .applies import Openings, applies_when, kind_of, successful_cue, task_of, trial_key
 from .choices import relevant, separating
 from .one_run import mark as mark_one_run
 from .pattern_tally import PatternTally
@@ -59,11 +59,6 @@ from .trials import Trials, advice as same_task_advice
 from .contrast_words import MET, TROUBLE, contrast_sentence, index_note, met_words
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
-
-
-def kind_of(entry: dict) -> str:
-    """The task type a run entry belongs to (AppWorld-style runs: their apps joined)."""
-    return ", ".join(entry["apps"]) if entry.get("apps") else (entry.get("task_type") or "unspecified")
 
 
 def group_key(entry: dict, lesson_key: str) -> str:
@@ -329,7 +324,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         if trial_advice and trial_advice in entry["advice"]:  # said in What to do: Evidence keeps its list only
             entry["same_task"]["advised"] = True
         quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind_of_entry[entry["id"]]])
-    annotate_facts(out, groups)  # after the lead: the cases show its kind first
+    annotate_facts(out, groups, trials)  # after the lead: the cases show its kind first
     return out
 
 

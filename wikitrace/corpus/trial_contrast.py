@@ -26,13 +26,11 @@ from .trial_wording import _answer_found, _call, _call_keys, _Line, _shown, _sou
 
 
 def task_of(entry: dict) -> tuple | None:
-    from .applies import trial_key
+    from .applies import kind_of, trial_key
 
     key = trial_key(entry)
     if key is None:
         return None
-    from .insights import kind_of
-
     return kind_of(entry), key
 
 
