@@ -2390,3 +2390,39 @@ def test_a_flight_sent_from_a_listing_that_held_the_expected_one_shows_the_figur
     assert fact.endswith(f" search_direct_flight's answer at turn {searched} listed both: \"HAT172\" with "
                          "`prices.economy` 102, \"HAT132\" (sent) with 190."), fact
     _check(run, fact, [searched])
+
+
+HALTED_YES_NO = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 0, Halted: 1
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+------------- BEGIN HALTED AGENTS --------------
+
+Question: Are Varn Mills and Orlo Foods both headquartered in Kessel?
+Thought 1: I should search Varn Mills.
+Action 1: Search[Varn Mills]
+Observation 1: Varn Mills is a food maker headquartered in Orlo, Kessel.
+Thought 2: Look up where Orlo Foods is.
+Action 2: Lookup[locations]
+Observation 2: No Results
+Thought 3: Search Orlo Foods.
+Action 3: Search[Orlo Foods]
+Observation 3: Could not find [Orlo Foods]. Similar: ['Orlo', 'Orlo Athletic'].
+Correct answer: no
+
+"""
+
+
+def test_a_yes_or_no_answer_is_never_said_to_be_returned_by_a_look_up(tmp_path):
+    """A Lookup answering "No Results" does not hold the expected "no": a yes or a no is a
+    judgement, and the harness's stop says nothing of where it stood (HotpotQA rater, step-0407)."""
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(HALTED_YES_NO, encoding="utf-8")
+    [run] = _load(path)
+    stop = next(f for f in _facts(run) if f.startswith("The harness stopped the run"))
+    assert "look-up" not in stop and '"no"' not in stop, stop

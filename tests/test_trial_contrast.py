@@ -639,3 +639,28 @@ def test_a_success_that_only_handed_off_is_not_said_to_have_answered_after_a_loo
         "transfer_to_human_agents at turn " in details[9], details
     assert details[10].startswith("answered after 1 look-up call; handed off with transfer_to_human_agents at turn "), details
     assert "which the task did not expect" in details[9] and "which the task did not expect" in details[10]
+
+
+def test_a_success_whose_failed_trials_made_the_same_look_up_and_said_more_is_told_to_give_the_answer_alone(tmp_path):
+    """One failed trial read the same page as the success and answered with more words than the
+    answer; another searched elsewhere. What parts the success from the first is how much it gave,
+    not the look-up: the line says so, rather than that every failed trial went another way
+    (HotpotQA rater, step-0363)."""
+    wordy = REFLEXION.replace("Trial summary: Correct: 1, Incorrect: 1", "Trial summary: Correct: 1, Incorrect: 2").replace(
+        "------------- BEGIN INCORRECT AGENTS -----------\n", """------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which lighthouse keeper wrote the logbook kept at Skarvik?
+Thought 1: I should search the Skarvik lighthouse.
+Action 1: Search[Skarvik lighthouse]
+Observation 1: Skarvik lighthouse was kept from 1890 to 1931 by Maren Tolle, whose logbook survives in the town archive.
+Thought 2: The keeper is Maren Tolle, whose logbook survives.
+Action 2: Finish[Maren Tolle, whose logbook survives]
+Observation 2: Answer is INCORRECT
+Correct answer: Maren Tolle
+""")
+    out, runs = _reflexion_out(tmp_path, wordy)
+    won = runs["success"]
+    lead = _in_short(out, won)[0]
+    assert lead.startswith("- Give the answer alone, as Search\\[Skarvik lighthouse\\] returned it (\"Maren Tolle\"), "
+                           "as this run did: "), lead
+    assert "Maren Tolle, whose logbook survives" in lead and "Ivar Brenne" in lead

@@ -230,10 +230,16 @@ def is_verdict(r: Reading, answer: str) -> bool:
     return answer in offered_labels(rules) or answer in offered_labels(question, asked=True)
 
 
+def yes_or_no(answer: str) -> bool:
+    """The answer to a yes-or-no question: a judgement, never a look-up's words ("No Results" holds no
+    answer "no")."""
+    return answer.strip().rstrip(".!").casefold() in ("yes", "no")
+
+
 def is_chosen(r: Reading, answer: str) -> bool:
     """A verdict (``is_verdict``) or the answer to a yes-or-no question: chosen, never returned by a
     look-up as written, so no page says that no look-up held it."""
-    return is_verdict(r, answer) or answer.strip().rstrip(".!").casefold() in ("yes", "no")
+    return is_verdict(r, answer) or yes_or_no(answer)
 
 
 _ASKS_WHAT = lazy_re.compile(r"\b(?:what|which|who|whom|whose|when|where|how many|how much)\b(?:\s+[\w-]+)?", re.I)

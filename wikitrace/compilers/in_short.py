@@ -303,7 +303,7 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
         text += (f" {len(again)} of its {len(r.calls)} calls sent an earlier call's arguments again and got the same "
                  f"answer ({pairs}).")
     gold = expected_answer(r)
-    if gold is not None and not is_verdict(r, gold) and not any(c.writes and not c.error for c in r.calls):
+    if gold is not None and not is_chosen(r, gold) and not any(c.writes and not c.error for c in r.calls):
         seen = answer_seen_in(r, gold)
         listed = None if seen else listed_in_errors(r, gold, None)
         near = None if seen or listed else near_look_up(r, gold, None)

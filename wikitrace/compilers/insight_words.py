@@ -10,7 +10,7 @@ import re
 
 from functools import lru_cache
 
-from .arguments import asks_a_thing, is_verdict
+from .arguments import asks_a_thing, is_verdict, yes_or_no
 from .changes import edit_of
 from .phrase_match import observation_words, words_of
 from .reading import Call, Reading, _occurs, is_command_line, leaves
@@ -104,7 +104,10 @@ def expected_answer(r: Reading) -> str | None:
 
 def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | None:
     """The first call (before ``before``, when given) whose observation holds the expected answer:
-    as written, or word for word with case, punctuation and spacing set aside (phrase_match)."""
+    as written, or word for word with case, punctuation and spacing set aside (phrase_match). None for
+    a yes or a no, which no look-up returns."""
+    if yes_or_no(gold):
+        return None
     needle = words_of(gold)
     if not needle.strip():
         needle = ""

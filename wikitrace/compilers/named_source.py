@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 
+from .arguments import yes_or_no
 from .reading import Call, Reading
 
 
@@ -35,6 +36,8 @@ def _stands_alone(text: str, name: str) -> bool:
 
 def named_source(r: Reading, gold: str, before: Call | None) -> Call | None:
     """The first look-up before ``before`` whose text holds ``gold`` as a name of its own (not
-    the head of a longer name), when one does."""
+    the head of a longer name), when one does; never for a yes or a no, which no look-up returns."""
+    if yes_or_no(gold):
+        return None
     return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and not c.writes
                  and c.turn.result and _stands_alone(c.turn.result, gold)), None)

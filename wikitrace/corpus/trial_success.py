@@ -34,12 +34,15 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
             turns.append(listed["turn"])
         theirs = {answer_norm(d.other["text"]) for _s, d in asked if d.other}
         ours = set(answer_norm(text).split())
+        # failed trials that made this very look-up and answered from it: what parted them is how much they gave
+        same = [set(answer_norm(d.other["text"]).split()) for _s, d in asked
+                if d.other and (d.other.get("found") or {}).get("query") == found["query"]]
         if len(theirs) == 1 and len(asked) == k:
-            (other,) = theirs
-            if set(other.split()) < ours:
-                return f"Give the answer in full, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns
-            if ours < set(other.split()):
-                return f"Give the answer alone, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns
+            same = [set(next(iter(theirs)).split())]
+        if same and all(o < ours for o in same):
+            return f"Give the answer in full, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns
+        if same and all(ours < o for o in same):
+            return f"Give the answer alone, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns
         if alike:  # they read the same answer and gave another
             return f"Answer from what {q}{how} returned (\"{_t(text)}\"), as this run did", turns
         bare = " without quote marks" if "inside quote marks" in tail else ""
