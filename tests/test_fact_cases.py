@@ -217,8 +217,10 @@ def test_a_successful_run_s_fact_is_what_it_did_about_the_lesson():
     # a shell call named by the program it ran; an ending call's procedure takes the page's lead fact
     assert lesson_fact(_Comp("success", [FIX]), _lesson("procedure|Bash python:file-task+tested", "")) == FIX.text
     assert lesson_fact(_Comp("success", [FIX]), _lesson("procedure|submit:file-task", "")) == FIX.text
-    # a class of error any command meets: what a successful run did instead; a failed run's page says nothing of it
-    assert lesson_fact(_Comp("success", [FIX]), _lesson("error|missing-program", "turn 4: mvn not found")) == FIX.text
-    assert lesson_fact(_Comp("failure", [FIX]), _lesson("error|missing-program", "turn 1: mvn not found")) == ""
+    # a class of error any command meets: only a fact of a call failing on its turns, not the run's lead fact
+    missing = _lesson("error|missing-program", "turn 1: mvn not found")
+    assert lesson_fact(_Comp("success", [MADE, FIX]), missing) == FIX.text
+    assert lesson_fact(_Comp("success", [FIX]), _lesson("error|missing-program", "turn 5: mvn not found")) == ""
+    assert lesson_fact(_Comp("failure", [KeyFact("The harness stopped the run: cost limit.", [1], "")]), missing) == ""
     # a change's procedure takes only a fact naming the change
     assert lesson_fact(_Comp("success", [FIX]), _lesson("procedure|book_reservation", "")) == ""

@@ -33,6 +33,7 @@ WIDTH = 600  # characters of a fact kept
 _RULE_WORDS = 5  # opening words of a rule a fact must quote to be about it
 _TURNS = re.compile(r"\bturns?\s+(\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)")
 _FAILING = re.compile(r"\b(?:fail(?:ed|s)?|errors?)\b", re.I)  # a fact about a call failing
+_FAILED_AT = re.compile(r"\bfailed at turns? \d")  # a call failing, not a failed trial: "cd (mvn) failed at turn 5"
 _CLAIM = "user-claim"  # the agent took the user's word where a record said otherwise: it bears on any change made
 _UNSETTLED = frozenset(NOTHING_SETTLED.values())  # a page's word that nothing is established: no case
 # lessons only successful runs teach, on how they ended: every fact such a page leads with is about that
@@ -44,14 +45,15 @@ def lesson_fact(comp, lesson) -> dict:
     """The checked fact of a run's page that is about ``lesson`` (a CandidateInsight), as its run
     entry keeps it (``fact``: its words, ``fact_kind``: its kind when counted); {} when none is.
     About it means: naming its tool, or the user's word the run took against a record (for an error,
-    only a fact saying a call of the tool failed on a turn of the error the
-    lesson's detail names, and quoting no other message of its kind); for a change the task
-    expected and never got, a fact of that kind; for a rule, quoting it; for any other lesson, on a
-    turn the lesson's detail names. On a successful run's page an error's fact may be any naming
-    its tool when none says it failed (what the run did once past it), a call may be named by the
-    program it ran ("Bash python": python), and a lesson on how the run ended (one naming no tool,
-    or the call that ended it with what it gave) or on a class of error any command may meet (a
-    program missing) takes the page's first fact: the page leads with what decided the run."""
+    only a fact saying a call of the tool failed on a turn of the error the lesson's detail names,
+    and quoting no other message of its kind; for a class of error with no tool, such as a program
+    missing, one saying a call failed on such a turn); for a change the task expected and never
+    got, a fact of that kind; for a rule, quoting it; for any other lesson, on a turn the lesson's
+    detail names. On a successful run's page an error's fact may be any naming its tool when none
+    says it failed (what the run did once past it), a call may be named by the program it ran
+    ("Bash python": python), and a lesson on how the run ended (one naming no tool, or the call
+    that ended it with what it gave) takes the page's first fact: the page leads with what decided
+    the run."""
     key, outcome = lesson.key, getattr(comp, "outcome", "")
     if outcome not in ("failure", "success") or not key:
         return {}
@@ -59,8 +61,8 @@ def lesson_fact(comp, lesson) -> dict:
     facts = every
     tool, kind = key_tool(key), key.split("|", 1)[0]
     turns = {int(n) for span in _TURNS.findall(lesson.detail or "") for n in re.findall(r"\d+", span)}
-    if kind == "error" and key.count("|") == 1:  # a class of error (a program missing), no tool of its own
-        facts = every[:1] if outcome == "success" else []  # what a run that met it did instead
+    if kind == "error" and key.count("|") == 1:  # a class of error (a program missing): no tool to name
+        facts = [f for f in facts if turns & set(f.turns) and _FAILED_AT.search(f.text)]
     elif tool:
         shape = key.split("|")[2] if kind == "error" and key.count("|") > 1 else ""
         named = [f for f in facts if (kind != "error" and f.kind == _CLAIM) or any(
