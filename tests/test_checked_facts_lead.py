@@ -443,3 +443,29 @@ def test_facts_the_same_runs_hold_are_one_note_under_evidence_said_without_a_p()
                         "apart."), notes[0]
     assert len(notes) == 2 and notes[1].startswith("In 3 of the 4 failed runs here something else held;")
     assert not any("Fisher" in n for n in notes)
+
+
+def _rule_run(k: int, success: bool, facts: list[dict]) -> dict:
+    key, title = "rule|abc123", "Keep the rule: Payment: each booking can use at most one travel voucher"
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{k}", "instruction": f"please book trip {k}",
+            "task_type": "travel", "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [key] if not success else [], "facts": facts,
+            "lessons": [{"key": key, "title": title, "guideline": "Check each booking against the payment rule.",
+                         "applicability": "In travel tasks.", "detail": "turn 4", "worked": success}]}
+
+
+def _rule_fact(quote: str) -> dict:
+    return {"kind": "rule", "about": ["book_trip", "bags", f'"{quote}"', "arguments", "tier=gold"]}
+
+
+def test_a_rule_lesson_is_not_led_by_another_rule_of_the_prompt():
+    """A run that broke the payment rule also broke the bag rule: the payment rule's page leads with
+    neither the bag rule nor its quote (tau-bench rater: a payment title over baggage advice)."""
+    bags = _rule_fact("Gold members get 3 free checked bags …")
+    runs = [_rule_run(k, False, [bags]) for k in range(3)] + [_rule_run(k, True, []) for k in range(3, 9)]
+    (entry,) = gather(runs)
+    assert "free checked bags" not in entry["guideline"] and "bags" not in (entry.get("checked") or {}).get("said", "")
+    own = _rule_fact("Payment: each booking can use at most one travel voucher, and no more")
+    runs = [_rule_run(k, False, [own]) for k in range(3)] + [_rule_run(k, True, []) for k in range(3, 9)]
+    (entry,) = gather(runs)
+    assert "at most one travel voucher" in entry["guideline"], entry["guideline"]

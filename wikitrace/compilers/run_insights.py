@@ -55,6 +55,14 @@ if TYPE_CHECKING:
 
 RULE_TITLE = "Keep the rule: "  # a rule lesson's title opens so, the rule's words after it
 
+
+def rule_opening(title: str, words: int = 5) -> str:
+    """The opening words of the rule a rule lesson's title quotes ("" for another title): a fact
+    quoting them is about that rule, not another one of the same prompt."""
+    if not title.startswith(RULE_TITLE):
+        return ""
+    return " ".join(title.removeprefix(RULE_TITLE).split()[:words]).rstrip(" …")
+
 # --- insights shared by both outcomes ---------------------------------------------------------
 
 

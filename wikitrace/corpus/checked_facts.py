@@ -17,7 +17,7 @@ import json
 from collections import Counter
 
 from ..compilers.missed_insight import UNTOLD
-from ..compilers.run_insights import GENERIC_CHECK
+from ..compilers.run_insights import GENERIC_CHECK, rule_opening
 from . import fact_leads, run_counts
 from .fisher import verdict
 from .fact_weights import (FAILED_ONLY, NAMES_ITEMS, aside_note, item_words, leans_to_failure, on_same_tools,
@@ -205,9 +205,12 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     examples: dict[str, str] = {}
     sources: dict[str, Counter] = {}  # tool.argument -> kind of place its sent values came from -> runs
     own_tool = _key_tool(entry["key"])
+    # a rule lesson is led by no other rule of the prompt: a rule fact must quote its own
+    opening = rule_opening(entry["title"]) if entry["key"].startswith("rule|") else ""
     for e in failed:
         facts = [f for f in e.get("facts") or [] if f.get("kind") in _SAID
-                 and (f["kind"] not in OWN_TOOL_ONLY or (f.get("about") or [""])[0] == own_tool)]
+                 and (f["kind"] not in OWN_TOOL_ONLY or (f.get("about") or [""])[0] == own_tool)
+                 and not (opening and f["kind"] == "rule" and not any(opening in a for a in f.get("about") or ()))]
         for kind in dict.fromkeys(fact_leads.group(f) for f in facts):
             runs_of.setdefault(kind, []).append(e)
             about = [a for f in facts if fact_leads.group(f) == kind for a in f.get("about") or []]

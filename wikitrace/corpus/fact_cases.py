@@ -23,14 +23,13 @@ from types import SimpleNamespace
 from ..compilers.in_short import NOTHING_SETTLED
 from ..compilers.schema import KeyFact
 from ..compilers.text import clip
-from ..compilers.run_insights import RULE_TITLE
+from ..compilers.run_insights import rule_opening
 from ..templates import md_plain
 from . import layout
 from .applies import key_tool, task_of
 
 SHOWN = 3  # cases per page
 WIDTH = 600  # characters of a fact kept
-_RULE_WORDS = 5  # opening words of a rule a fact must quote to be about it
 _TURNS = re.compile(r"\bturns?\s+(\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)")
 _FAILING = re.compile(r"\b(?:fail(?:ed|s)?|errors?)\b", re.I)  # a fact about a call failing
 _FAILED_AT = re.compile(r"\bfailed at turns? \d")  # a call failing, not a failed trial: "cd (mvn) failed at turn 5"
@@ -76,7 +75,7 @@ def lesson_fact(comp, lesson) -> dict:
     elif kind == "missed":  # a change never made: what a failed run lacked
         facts = [f for f in facts if f.kind == "missed-change" and outcome == "failure"]
     elif kind == "rule":
-        opening = " ".join(lesson.title.removeprefix(RULE_TITLE).split()[:_RULE_WORDS]).rstrip(" …")
+        opening = rule_opening(lesson.title)
         facts = [f for f in facts if opening and opening in f.text]
     else:
         facts = [f for f in facts if turns & set(f.turns)]
