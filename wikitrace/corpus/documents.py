@@ -242,11 +242,12 @@ def _source_lines(sources: list[dict], link: layout.Linker) -> str:
             to_folder[folder] = link.rel(folder + "/")
         return to_folder[folder] + name
 
-    lines = []
+    # the mount paths once: a large group's list named each run's two paths beside its link, most of the page
+    lines = [f"Each run's compilation is `{base}{layout.compilation_doc('<step>')}`, its log "
+             f"`{base}{layout.raw_dir('<step>')}`.\n"]
     for s in sources:
-        page, raw = layout.compilation_doc(s["step"]), layout.raw_dir(s["step"])
         detail = s.get("detail")
-        lines.append(f"- [{s['step']}]({rel(page)}) ({s['outcome']}; `{base}{page}`, raw `{base}{raw}`)"
+        lines.append(f"- [{s['step']}]({rel(layout.compilation_doc(s['step']))}) ({s['outcome']})"
                      + (f": {md_text(detail)}" if detail else "") + "\n")
     return visible("".join(lines))  # what the engine's finalize does to each printed value
 
