@@ -40,6 +40,12 @@ def request_key(run) -> str | None:
     return "request:" + hashlib.sha256(f"{where}\n{said}".encode()).hexdigest()[:16]
 
 
+def kind_of(entry: dict) -> str:
+    """The task type a run entry belongs to (AppWorld-style runs: their apps joined). Here, not
+    in insights.py, so the page writer's per-run look-ups need not import the insight layer."""
+    return ", ".join(entry["apps"]) if entry.get("apps") else (entry.get("task_type") or "unspecified")
+
+
 def trial_key(entry: dict) -> str | None:
     """The task a run is a trial of, as trials are grouped: its task id; for a session whose log
     names no task but itself (``request``: ``request_key``), the request it was given where it
