@@ -165,7 +165,8 @@ _SLICE = 1 << 20  # characters of a field written at a time
 
 
 def _record_chunks(fields: dict):
-    """``json.dumps(fields, separators=(",", ":"), ensure_ascii=False) + "\\n"``, a field at a time."""
+    """``json.dumps(fields, separators=(",", ":"), ensure_ascii=False) + "\\n"``, a field at a time (a
+    field given as ``_Dumped`` text is that text: the same value when read back)."""
     for k, (name, value) in enumerate(fields.items()):
         yield ("{" if k == 0 else ",") + json.dumps(name) + ":"
         text = value if isinstance(value, _Dumped) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
