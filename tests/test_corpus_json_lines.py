@@ -83,3 +83,19 @@ def test_an_entry_broken_over_lines_stops_the_reuse():
         assert json.loads(edited) == loaded
         assert published_lines(edited, loaded["runs"]) == {}
     assert len(published_lines(text, loaded["runs"])) == 6
+
+
+def test_a_map_of_the_file_gives_the_lines_its_bytes_give(tmp_path):
+    """``wikitrace add`` maps the published corpus.json rather than reading it: the lines found
+    and the bytes written from them are the same."""
+    import mmap
+
+    text = dumps(_corpus(30))[0].encode("utf-8")
+    (tmp_path / "corpus.json").write_bytes(text)
+    loaded = json.loads(text)
+    with open(tmp_path / "corpus.json", "rb") as fh:
+        mapped = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    from_map, from_bytes = published_lines(mapped, loaded["runs"]), published_lines(text, loaded["runs"])
+    assert len(from_map) == 30 and dict(from_map) == dict(from_bytes)
+    loaded["runs"].append({"step": "step-0030", "run_id": "new", "instruction": AWKWARD[2]})
+    assert dump_bytes(loaded, from_map) == dump_bytes(loaded)

@@ -130,3 +130,24 @@ def test_add_then_forget_gives_back_the_corpus_and_its_counts(tmp_path):
     kept = _tally_file(tmp_path / "after")
     assert kept["kinds"] == _tally_file(tmp_path / "before")["kinds"]
     assert kept["corpus"] == hashlib.sha256((tmp_path / "after" / "corpus.json").read_bytes()).hexdigest()
+
+
+def test_the_insight_index_counts_from_the_tallies_what_it_counts_from_the_runs(tau_bench_corpus):
+    """unpaged() takes a type's generic pattern counts from the gather's tally when the tally
+    counted as many runs as the type has, and reads the runs' patterns otherwise: the lines are
+    the same either way, and a tally of other runs is not taken."""
+    from wikitrace.corpus.unpaged import unpaged
+
+    corpus, _result = tau_bench_corpus
+    data = json.loads((corpus / "corpus.json").read_text())
+    runs, insights = data["runs"], data["insights"]
+    tally = PatternTally()
+    gather(copy.deepcopy(runs), tally=tally)
+    expected = unpaged(runs, insights)
+    assert expected, "the corpus must have generic patterns no page is about (else this test shows nothing)"
+    assert unpaged(runs, insights, tally.counted) == expected
+    # a tally that counted fewer runs than the type has (another corpus.json's) is not used
+    short = PatternTally()
+    gather(copy.deepcopy(runs[:-20]), tally=short)
+    assert unpaged(runs, insights, short.counted) == expected
+    assert unpaged(runs[:-20], insights, short.counted) == unpaged(runs[:-20], insights)

@@ -88,3 +88,28 @@ def test_completing_a_record_removes_its_corpus_text_and_a_text_without_record_i
     finally:
         pub.close()
     assert not pending.corpus_path(tmp_path).exists()
+
+
+def test_the_digest_and_data_text_made_while_saving_are_what_hashing_and_dumping_again_give(tmp_path):
+    """``save`` hashes corpus.json's pieces as it writes them and dumps the data once: ``complete``
+    names the saved copy by that digest and the manifest writes that text, so both must be what
+    hashing the bytes and dumping the data again give."""
+    import hashlib
+
+    from wikitrace.corpus import pending
+    from wikitrace.corpus.manifest import FileManifest
+
+    pieces = [b'{\n "runs": [\n', memoryview(b'  {"step": "step-0000", "title": "\xc3\xa9"}\n ]\n}\n')]
+    data = {"ids": {"runs": [{"run_id": "r\u00e9", "step": "step-0000"}]}, "records": {"r\u00e9": "ab"}}
+    record = pending.Pending(command="add", data=data, output={}, corpus_json=pieces)
+    pending.save(SimpleNamespace(root=tmp_path, output={}, manifest=SimpleNamespace(files={})), record)
+    saved = pending.corpus_path(tmp_path).read_bytes()
+    assert getattr(record, pending._DIGEST) == hashlib.sha256(saved).hexdigest() == hashlib.sha256(
+        b"".join(bytes(p) for p in pieces)).hexdigest()
+    assert pending._DIGEST not in json.loads(pending.path(tmp_path).read_text(encoding="utf-8"))
+    assert pending.load(tmp_path).data == data
+    one, two = FileManifest({"a": ["h", 1, 2, 3]}, data), FileManifest({"a": ["h", 1, 2, 3]}, data)
+    one.save(tmp_path / "one.json")
+    two.save(tmp_path / "two.json", getattr(record, pending._DATA_TEXT))
+    assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
+    assert FileManifest.load(tmp_path / "two.json").data == data

@@ -129,7 +129,8 @@ def publish_indexes(writer: _Writer, compiler: Compiler, opts: BuildOptions, ids
               "usage": usage,
               **forget_state(pub, compiler, opts.templates)})
     pending.save(pub, record)  # every page is in place: from here the next command can finish this one
-    removed = pending.complete(pub, record, prompt, data, kept_runs=_kept_runs(writer, ids, opts))
+    removed = pending.complete(pub, record, prompt, data, kept_runs=_kept_runs(writer, ids, opts),
+                               tallies=writer.tally.counted if writer.tally is not None else None)
     writer.save_tally()
     return removed
 

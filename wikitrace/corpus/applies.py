@@ -41,7 +41,8 @@ def request_key(run) -> str | None:
 
 
 def kind_of(entry: dict) -> str:
-    """The task type a run entry belongs to (AppWorld-style runs: their apps joined)."""
+    """The task type a run entry belongs to (AppWorld-style runs: their apps joined). Here, not
+    in insights.py, so the page writer's per-run look-ups need not import the insight layer."""
     return ", ".join(entry["apps"]) if entry.get("apps") else (entry.get("task_type") or "unspecified")
 
 

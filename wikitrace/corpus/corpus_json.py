@@ -166,8 +166,10 @@ def published_lines(text: bytes, runs: Sequence[dict]) -> PublishedLines:
             stop -= 1
             if text[stop] != 44:  # a comma
                 return PublishedLines()
-        if (stop < 0) != (k == last) or not (
-                isinstance(step, str) and text.startswith(b'  {"step": "%s",' % step.encode(), at)):
+        if (stop < 0) != (k == last) or not isinstance(step, str):
+            return PublishedLines()
+        head = b'  {"step": "%s",' % step.encode()
+        if text[at:at + len(head)] != head:  # sliced, not startswith: ``text`` may be a map of the file
             return PublishedLines()
         stop = end if k == last else stop
         out[id(entry)] = (entry, at + 2, stop)

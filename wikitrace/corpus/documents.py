@@ -253,10 +253,11 @@ def _source_lines(sources: list[dict], link: layout.Linker) -> str:
 
 
 def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates: Path | None,
-                   dialogue: bool = False, published: dict[str, str] | None = None, kept: int = 0) -> dict[str, str]:
+                   dialogue: bool = False, published: dict[str, str] | None = None, kept: int = 0,
+                   tallies: dict | None = None) -> dict[str, str]:
     """The root page and the three layer indexes, from corpus.json's run and insight entries.
     ``published``, ``kept``: the run indexes as published, made from the first ``kept`` runs
-    (run_indexes.render_run_indexes)."""
+    (run_indexes.render_run_indexes). ``tallies``: the gather's pattern counts (unpaged.py)."""
     runs = sorted(runs, key=lambda r: layout.id_number(r["step"]))
     counts = {"success": sum(r["outcome"] == "success" for r in runs),
               "failure": sum(r["outcome"] == "failure" for r in runs)}
@@ -264,7 +265,8 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
     def group_of(i: dict) -> str:
         return ", ".join(i["apps"]) if i.get("apps") else (i.get("task_type") or "unspecified")
 
-    from .insights import index_note, kind_of, unpaged
+    from .insights import index_note, kind_of
+    from .unpaged import unpaged
 
     ordered = sorted(insights, key=lambda i: (group_of(i), layout.id_number(i["id"])))
     by_kind = Counter((kind_of(r), r["outcome"]) for r in runs)
@@ -284,6 +286,6 @@ def render_indexes(runs: list[dict], insights: list[dict], mount: str, templates
                                   frontmatter=dump_frontmatter({"type": "index", "layer": "root", "count": len(runs)})),
         **run_pages,
         "insight/_index.md": render("insight_index.md.j2", templates, mount=mount.rstrip("/"), groups=groups,
-                                    totals=totals, notes=notes, unpaged=unpaged(runs, insights),
+                                    totals=totals, notes=notes, unpaged=unpaged(runs, insights, tallies),
                                     frontmatter=dump_frontmatter({"type": "index", "layer": "insight", "count": len(insights)})),
     }

@@ -57,8 +57,15 @@ from .recipe_sources import restate as restate_sources
 from .success_ways import SuccessWays, differences_lead, no_call_lead, success_differences
 from .trials import Trials, advice as same_task_advice
 from .contrast_words import MET, TROUBLE, contrast_sentence, index_note, met_words
+from .unpaged import GENERIC, unpaged  # noqa: F401 (the insight index's counts: their home before)
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
+
+
+def _trial_task(entry: dict) -> tuple[str, str] | None:
+    """The task a run is a trial of, within its task type (Trials' grouping); None without one."""
+    key = trial_key(entry)
+    return None if key is None else (kind_of(entry), key)
 
 
 def group_key(entry: dict, lesson_key: str) -> str:
@@ -138,7 +145,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     taught: dict[str, list[tuple[str, str]]] = {}  # run step -> (insight id, lesson key) it teaches
     groups: dict[str, list[tuple[dict, dict]]] = {}
     ids: dict[str, str] = {}
-    trials = Trials(runs, lambda r: None if trial_key(r) is None else (kind_of(r), trial_key(r)))
+    trials = Trials(runs, _trial_task)
     successes: dict[str, list[dict]] = defaultdict(list)  # kind -> its successful runs
     of_kind: dict[str, list[dict]] = defaultdict(list)  # kind -> its runs in step order (one pass, not one a page)
     for r in runs:
@@ -367,39 +374,6 @@ def lead_with_contrast(entry: dict) -> None:
     else:
         g = g.split(_RULE_QUOTE, 1)[0].strip()
     entry["guideline"] = f"{met} {g}"
-
-
-GENERIC = ("loop", "unseen")  # patterns a run teaches as a lesson only when it teaches nothing more specific
-
-
-def unpaged(runs: Iterable[dict], insights: list[dict]) -> dict[str, list[str]]:
-    """The generic patterns (a repeated call, a value from nowhere) that runs met but no insight
-    page of their task type is about, counted for the insight index: the fact is kept, with the
-    same contrast as a page's, without a page of boilerplate advice."""
-    totals: dict[str, Counter] = defaultdict(Counter)
-    met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
-    for r in runs:
-        kind = kind_of(r)
-        totals[kind][r["outcome"]] += 1
-        for p in r.get("patterns") or []:
-            if p.startswith(GENERIC) and p.split("|", 1)[0] in GENERIC:  # the prefix test first: one call, no list
-                met[kind][p][r["outcome"]] += 1
-    paged = {(kind_of(i), i["key"]) for i in insights}
-    out: dict[str, list[str]] = {}
-    for kind in sorted(met):
-        failed, succeeded = totals[kind]["failure"], totals[kind]["success"]
-        for pattern in sorted(met[kind]):
-            if (kind, pattern) in paged:
-                continue
-            seen = met[kind][pattern]
-            fields = pattern.split("|")
-            what = f"Runs {MET[fields[0]]}" + (f" ({fields[1]})" if len(fields) > 1 else "")
-            note = index_note({"contrast": {"pattern": pattern, "failed_met": seen["failure"], "failed": failed,
-                                            "success_met": seen["success"], "success": succeeded,
-                                            **dict(zip(("verdict", "p"),
-                                                       _verdict(seen["failure"], seen["success"], failed, succeeded)))}})
-            out.setdefault(kind, []).append(f"{what}: {note}")
-    return out
 
 
 __all__ = ["MET", "TROUBLE", "contrast_pattern", "contrast_sentence", "fisher_tails", "gather", "group_key", "index_note",

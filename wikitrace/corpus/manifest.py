@@ -144,11 +144,15 @@ class FileManifest:
         files = {k: v if isinstance(v, list) and len(v) == 4 else None for k, v in raw["files"].items()}
         return cls(files, raw.get("data") if isinstance(raw.get("data"), dict) else {})
 
-    def save(self, path) -> None:
+    def save(self, path, data_text: str | None = None) -> None:
+        """``data_text``: ``json.dumps(self.data, separators=(",", ":"))`` when the caller made it
+        already (the commit record holds the same data): the file's bytes are the same either way."""
         from ..fsio import write_atomic
 
-        write_atomic(path, json.dumps({"format": _FORMAT, "data": self.data, "files": self.files},
-                                      separators=(",", ":")) + "\n", mode=0o644)
+        if data_text is None:
+            data_text = json.dumps(self.data, separators=(",", ":"))
+        write_atomic(path, f'{{"format":{json.dumps(_FORMAT)},"data":{data_text},"files":'
+                           f'{json.dumps(self.files, separators=(",", ":"))}}}\n', mode=0o644)
 
 
 def _same_bytes(path: str, size: int, hexdigest: str) -> bool:

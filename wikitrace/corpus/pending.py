@@ -93,15 +93,40 @@ def save(pub, pending: Pending) -> None:
     before = pub.manifest.files
     fields["output"] = {rel: entry for rel, entry in pending.output.items() if before.get(rel) != entry}
     fields["removed"] = [rel for rel in before if rel not in pending.output]
+    fields.pop(_DIGEST, None)
+    fields.pop(_DATA_TEXT, None)
+    # the data as the manifest writes it (``complete`` saves it there too): dumped once for both
+    data_text = json.dumps(pending.data, separators=(",", ":"))
+    fields["data"] = _Dumped(data_text)
     if pending.corpus_json is not None:
         # corpus.json's text first, as bytes beside the record (not escaped into it); the
         # record, renamed into place after it, is what makes the update complete-able
+        import hashlib
+
         pieces = _pieces(pending.corpus_json)
-        write_atomic(corpus_path(pub.root), pieces, mode=0o644, binary=True)
+        digest = hashlib.sha256()
+        write_atomic(corpus_path(pub.root), _hashed(pieces, digest), mode=0o644, binary=True)
         fields["corpus_json"], fields["corpus_json_size"] = None, sum(len(piece) for piece in pieces)
+        setattr(pending, _DIGEST, digest.hexdigest())  # ``complete`` need not hash tens of megabytes again
         del pieces
     # Written field by field (the same bytes as one dump), so no string of everything is held.
     write_atomic(path(pub.root), _record_chunks(fields), mode=0o644)
+    setattr(pending, _DATA_TEXT, data_text)
+
+
+_DIGEST = "_corpus_json_sha256"  # set on a record by ``save``, never saved with it
+_DATA_TEXT = "_data_text"  # likewise: its data as ``save`` dumped it
+
+
+class _Dumped(str):
+    """A field's JSON text, made already: written as it is."""
+
+
+def _hashed(pieces: list, digest):
+    """The pieces, each hashed into ``digest`` as it goes by to be written."""
+    for piece in pieces:
+        digest.update(piece)
+        yield piece
 
 
 def _pieces(text: str | bytes | list) -> list:
@@ -109,15 +134,18 @@ def _pieces(text: str | bytes | list) -> list:
     return text if isinstance(text, list) else [text if isinstance(text, bytes) else text.encode("utf-8")]
 
 
-def _put_corpus_json(pub, pieces: list) -> None:
+def _put_corpus_json(pub, pieces: list, hexdigest: str | None = None) -> None:
     """corpus.json into place: the copy ``save`` wrote beside the record holds these very bytes
     (``load`` read them from there), so it is given the published name too rather than written
-    again; a record without that copy (an earlier version's) writes the bytes."""
-    import hashlib
+    again; a record without that copy (an earlier version's) writes the bytes. ``hexdigest``:
+    their sha256, when ``save`` hashed them on the way to that copy."""
+    if hexdigest is None:
+        import hashlib
 
-    digest = hashlib.sha256()
-    for piece in pieces:
-        digest.update(piece)
+        digest = hashlib.sha256()
+        for piece in pieces:
+            digest.update(piece)
+        hexdigest = digest.hexdigest()
     saved = corpus_path(pub.root)
     try:
         same = saved.stat().st_size == sum(len(piece) for piece in pieces)
@@ -126,7 +154,7 @@ def _put_corpus_json(pub, pieces: list) -> None:
     if same:
         pub.claim(["corpus.json"])
         try:
-            pub.output["corpus.json"] = pub.writer.put_link("corpus.json", str(saved), digest.hexdigest())
+            pub.output["corpus.json"] = pub.writer.put_link("corpus.json", str(saved), hexdigest)
             return
         except OSError:  # no second name on this file system: written after all
             pass
@@ -137,10 +165,11 @@ _SLICE = 1 << 20  # characters of a field written at a time
 
 
 def _record_chunks(fields: dict):
-    """``json.dumps(fields, separators=(",", ":"), ensure_ascii=False) + "\\n"``, a field at a time."""
+    """``json.dumps(fields, separators=(",", ":"), ensure_ascii=False) + "\\n"``, a field at a time (a
+    field given as ``_Dumped`` text is that text: the same value when read back)."""
     for k, (name, value) in enumerate(fields.items()):
         yield ("{" if k == 0 else ",") + json.dumps(name) + ":"
-        text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+        text = value if isinstance(value, _Dumped) else json.dumps(value, separators=(",", ":"), ensure_ascii=False)
         # in slices, so the file's encoder never holds a UTF-8 copy of the whole text
         for at in range(0, len(text), _SLICE):
             yield text[at:at + _SLICE]
@@ -167,7 +196,7 @@ def _published_run_indexes(pub) -> dict[str, str]:
 
 
 def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: dict | None = None,
-             kept_runs: int = 0) -> list[str]:
+             kept_runs: int = 0, tallies: dict | None = None) -> list[str]:
     """Write what the record names, then finish the publisher (removals, manifest) and
     drop the record. ``prompt_index``: the bytes of the prompt index when the caller has
     them already, else the function that makes them from corpus.json's runs, insights
@@ -176,7 +205,8 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
     into the record, as the dict it dumped (spares parsing megabytes again); None: read
     from the record. ``kept_runs``: the first runs of ``data`` are the published corpus's,
     all of them, with their entries unchanged (an add of new runs): the run indexes' rows
-    of those are taken from the published pages. Returns the removed paths."""
+    of those are taken from the published pages. ``tallies``: the gather's pattern counts by task
+    type (pattern_tally.PatternTally.counted), read by the insight index. Returns the removed paths."""
     from .search_files import update_search_files
 
     root = pub.root
@@ -197,7 +227,7 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
         dialogue = (root / "dialogue" / "_index.md").is_file()  # dialogue memory beside the runs: the root page links it
         published = _published_run_indexes(pub) if kept_runs else None
         for rel, page in documents.render_indexes(runs, insights, mount, templates, dialogue, published,
-                                                  kept_runs).items():
+                                                  kept_runs, tallies).items():
             pub.write(rel, page.encode("utf-8"))
         if callable(prompt_index):
             prompt_index = prompt_index(runs, insights, dump_bytes(data)[1])
@@ -207,9 +237,9 @@ def complete(pub, pending: Pending, prompt_index: bytes | IndexBuilder, data: di
     if text is not None:
         from .index_pair import note_pair
 
-        _put_corpus_json(pub, _pieces(text))
+        _put_corpus_json(pub, _pieces(text), getattr(pending, _DIGEST, None))
         note_pair(root)  # both in place: a prompt that finds them so need not hash corpus.json
-    removed = pub.finish(pending.data)
+    removed = pub.finish(pending.data, getattr(pending, _DATA_TEXT, None))
     if text is not None:  # the next add loads corpus.json's entries from here (kept_corpus.py)
         from . import kept_corpus
 

@@ -236,8 +236,9 @@ class Publisher:
         """Entries of files another process wrote (claimed here first)."""
         self.output.update(written)
 
-    def finish(self, data: dict | None = None) -> list[str]:
+    def finish(self, data: dict | None = None, data_text: str | None = None) -> list[str]:
         """Remove the files this kind owned and did not write now, then save the manifest.
+        ``data_text``: ``data`` as the manifest writes it, when the caller dumped it already.
         Returns the removed paths."""
         # a layer's pages link the layer below (insight -> compilation -> raw): removed top layer first, a
         # reader never finds a page that still stands linking one already gone
@@ -259,13 +260,15 @@ class Publisher:
                 raise PublishError(f"{self.root / rel}: cannot be removed ({exc.strerror}); fix the folder's "
                                    f"permissions and compile again") from None
             dirs.add(rel.rsplit("/", 1)[0] + "/")
-        needed = {rel.rsplit("/", 1)[0] + "/" for rel in self.output}
-        for d in sorted(dirs - needed, key=lambda d: -d.count("/")):
-            _rmdir_empty(self.root, d)
-        self.manifest.files = dict(sorted(self.output.items()))
+        if dirs:  # the folders still holding output are worked out only when one may be left empty
+            needed = {rel.rsplit("/", 1)[0] + "/" for rel in self.output}
+            for d in sorted(dirs - needed, key=lambda d: -d.count("/")):
+                _rmdir_empty(self.root, d)
+        output = self.output
+        self.manifest.files = {rel: output[rel] for rel in sorted(output)}
         if data is not None:
             self.manifest.data = data
-        self.manifest.save(self.manifest_path)
+        self.manifest.save(self.manifest_path, data_text if data is not None else None)
         os.close(self._journal)
         self._journal = -1
         try:
