@@ -57,7 +57,6 @@ from .recipe_sources import restate as restate_sources
 from .success_ways import SuccessWays, differences_lead, no_call_lead, success_differences
 from .trials import Trials, advice as same_task_advice
 from .contrast_words import MET, TROUBLE, contrast_sentence, index_note, met_words
-from .unpaged import GENERIC, unpaged  # noqa: F401 (the insight index's counts: their home before)
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
 
@@ -377,4 +376,4 @@ def lead_with_contrast(entry: dict) -> None:
 
 
 __all__ = ["MET", "TROUBLE", "contrast_pattern", "contrast_sentence", "fisher_tails", "gather", "group_key", "index_note",
-           "kind_of", "pick_text", "run_entry_fields", "unpaged"]
+           "kind_of", "pick_text", "run_entry_fields"]
