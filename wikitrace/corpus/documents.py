@@ -243,8 +243,7 @@ def _source_lines(sources: list[dict], link: layout.Linker) -> str:
         return to_folder[folder] + name
 
     # the mount paths once: a large group's list named each run's two paths beside its link, most of the page
-    lines = [f"Each run's compilation is `{base}{layout.compilation_doc('<step>')}`, its log "
-             f"`{base}{layout.raw_dir('<step>')}`.\n"]
+    lines = [f"Each run's compilation is `<step>.md` in `{base}compilation/`, its log the folder `<step>/` in `{base}raw/`.\n"]
     for s in sources:
         detail = s.get("detail")
         lines.append(f"- [{s['step']}]({rel(layout.compilation_doc(s['step']))}) ({s['outcome']})"
