@@ -40,7 +40,9 @@ def test_example_corpus_layout(tmp_path):
         ins = frontmatter.load(out / f"insight/{ins_id}.md")
         assert ins["source_step"] == "step-0001" and ins["source_outcome"] == "failure"
         assert "(../compilation/step-0001.md)" in ins.content
-        assert "`/work/corpus/raw/step-0001/`" in ins.content
+        # each source by its link and outcome; the mount paths of its pages once, above the list
+        assert "- [step-0001](../compilation/step-0001.md) (failure)" in ins.content
+        assert "`<step>.md` in `/work/corpus/compilation/`, its log the folder `<step>/` in `/work/corpus/raw/`" in ins.content
     data = json.loads((out / "corpus.json").read_text())
     assert data["counts"]["runs"] == 6 and len(data["insights"]) == result.insights
     assert all(1 <= len(r["insights"]) <= 3 for r in data["runs"])
@@ -301,7 +303,8 @@ def test_mount_path_is_used_in_absolute_links(tmp_path):
     out = tmp_path / "corpus"
     _build([EXAMPLES], out, mount_path="/mnt/memory")
     text = (out / "insight/insight-0000.md").read_text()
-    assert "`/mnt/memory/compilation/step-0000.md`" in text
+    assert "`/mnt/memory/compilation/`" in text and "`/mnt/memory/raw/`" in text
+    assert "/work/corpus" not in text
     assert check_corpus(out) == []
 
 

@@ -122,7 +122,7 @@ def test_thirty_runs_with_one_lesson_give_one_insight_with_thirty_sources(tmp_pa
     assert [s["step"] for s in entry["sources"]] == [r["step"] for r in data["runs"]]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     assert "Seen in 30 runs: 30 successful, 0 failed." in page
-    assert len(re.findall(r"^- \[step-\d+\]\(\.\./compilation/step-\d+\.md\) \(success;", page, re.M)) == 30
+    assert len(re.findall(r"^- \[step-\d+\]\(\.\./compilation/step-\d+\.md\) \(success\)", page, re.M)) == 30
     assert all(r["insights"] == [entry["id"]] for r in data["runs"])
     # the lesson says what worked: the file to change found in grep's listing (the issue names no file),
     # the edit, the submit; the file each run changed, and where it was found, beside it
@@ -154,7 +154,7 @@ def test_add_of_a_repeating_run_changes_only_that_insight_and_forget_undoes_it(t
     assert pages - own - {f"compilation/{new_step}.md"} <= indexes | {
         f"insight/{i['id']}.md" for i in data["insights"]}
     page_before, page_after = (t[f"insight/{jdk['id']}.md"].decode() for t in (before, after))
-    assert new_step not in page_before and f"- [{new_step}](../compilation/{new_step}.md) (failure;" in page_after
+    assert new_step not in page_before and f"- [{new_step}](../compilation/{new_step}.md) (failure)" in page_after
     counts = insight_with(now, "error|missing-program")["counts"]
     assert counts == {"runs": jdk["counts"]["runs"] + 1, "success": jdk["counts"]["success"],
                       "failure": jdk["counts"]["failure"] + 1}
