@@ -2392,18 +2392,7 @@ def test_a_flight_sent_from_a_listing_that_held_the_expected_one_shows_the_figur
     _check(run, fact, [searched])
 
 
-HALTED_YES_NO = """
-########################################
-BEGIN TRIAL 1
-Trial summary: Correct: 0, Incorrect: 0, Halted: 1
-#######################################
-------------- BEGIN CORRECT AGENTS -------------
-
-------------- BEGIN INCORRECT AGENTS -----------
-
-------------- BEGIN HALTED AGENTS --------------
-
-Question: Are Varn Mills and Orlo Foods both headquartered in Kessel?
+HALTED_YES_NO = HALTED.split("Question:", 1)[0] + """Question: Are Varn Mills and Orlo Foods both headquartered in Kessel?
 Thought 1: I should search Varn Mills.
 Action 1: Search[Varn Mills]
 Observation 1: Varn Mills is a food maker headquartered in Orlo, Kessel.
