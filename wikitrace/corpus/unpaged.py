@@ -23,6 +23,7 @@ def unpaged(runs: Iterable[dict], insights: list[dict], tallies: dict | None = N
     same contrast as a page's, without a page of boilerplate advice. ``tallies``: task type ->
     the gather's pattern_tally.KindTally, whose counts are taken for a type when it counted as
     many runs as the type has (they are those runs' counts), so its runs' patterns are not read."""
+    runs = runs if isinstance(runs, list) else list(runs)  # read twice below
     totals: dict[str, Counter] = defaultdict(Counter)
     met: dict[str, dict[str, Counter]] = defaultdict(lambda: defaultdict(Counter))
     kinds = []
