@@ -224,3 +224,22 @@ def test_a_successful_run_s_fact_is_what_it_did_about_the_lesson():
     assert lesson_fact(_Comp("failure", [KeyFact("The harness stopped the run: cost limit.", [1], "")]), missing) == ""
     # a change's procedure takes only a fact naming the change
     assert lesson_fact(_Comp("success", [FIX]), _lesson("procedure|book_reservation", "")) == ""
+
+
+def test_an_error_lesson_s_case_is_about_the_turn_the_error_was_first_met():
+    """A success that got past two errors of one tool: the page of the second (a certificate refused
+    at turn 20) is not shown the fact about the first (a payment method not found at turn 16), though
+    the lesson's detail also names a look-up's turn the fact cites (tau-bench rater, insight-0025)."""
+    other = KeyFact("update_reservation_flights failed at turn 16; a later update_reservation_flights call went "
+                    "through at turn 23. The id it sent was shown by get_user_details's answer (turn 6).", [6, 16, 23], "")
+    key = "error|update_reservation_flights|Error: certificate cannot be used to update reservation"
+    detail = "turn 20: got past it at turn 23 (with payment_id changed, returned by get_user_details at turn 6)"
+    assert lesson_fact(_Comp("success", [other]), _lesson(key, detail)) == ""
+    assert lesson_fact(_Comp("failure", [other]), _lesson(key, detail)) == ""
+    own = KeyFact("update_reservation_flights failed at turn 20; a later update_reservation_flights call went through "
+                  "at turn 23.", [20, 23], "")
+    assert lesson_fact(_Comp("success", [other, own]), _lesson(key, detail)) == own.text
+    # a detail that says when the error was first met: that turn, not the one it opens with
+    again = KeyFact("Search failed at turns 1 and 2, and no later Search call went through.", [1, 2], "")
+    assert lesson_fact(_Comp("failure", [again]), _lesson("error|Search|Could not find …",
+                                                          "turn 2 (first met at turn 1): sent it again")) == again.text

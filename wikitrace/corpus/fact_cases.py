@@ -32,6 +32,7 @@ SHOWN = 3  # cases per page
 WIDTH = 600  # characters of a fact kept
 _TURNS = re.compile(r"\bturns?\s+(\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)")
 _FAILING = re.compile(r"\b(?:fail(?:ed|s)?|errors?)\b", re.I)  # a fact about a call failing
+_FIRST_MET = re.compile(r"\bfirst met at turn (\d+)")
 _FAILED_AT = re.compile(r"\bfailed at turns? \d")  # a call failing, not a failed trial: "cd (mvn) failed at turn 5"
 _CLAIM = "user-claim"  # the agent took the user's word where a record said otherwise: it bears on any change made
 _UNSETTLED = frozenset(NOTHING_SETTLED.values())  # a page's word that nothing is established: no case
@@ -44,15 +45,15 @@ def lesson_fact(comp, lesson) -> dict:
     """The checked fact of a run's page that is about ``lesson`` (a CandidateInsight), as its run
     entry keeps it (``fact``: its words, ``fact_kind``: its kind when counted); {} when none is.
     About it means: naming its tool, or the user's word the run took against a record (for an error,
-    only a fact saying a call of the tool failed on a turn of the error the lesson's detail names,
-    and quoting no other message of its kind; for a class of error with no tool, such as a program
-    missing, one saying a call failed on such a turn); for a change the task expected and never
-    got, a fact of that kind; for a rule, quoting it; for any other lesson, on a turn the lesson's
-    detail names. On a successful run's page an error's fact may be any naming its tool when none
-    says it failed (what the run did once past it), a call may be named by the program it ran
-    ("Bash python": python), and a lesson on how the run ended (one naming no tool, or the call
-    that ended it with what it gave) takes the page's first fact: the page leads with what decided
-    the run."""
+    only a fact saying a call of the tool failed, citing the turn the lesson's detail says the error
+    was first met, and quoting no other message of its kind; for a class of error with no tool,
+    such as a program missing, one saying a call failed on a turn the detail names); for a change
+    the task expected and never got, a fact of that kind; for a rule, quoting it; for any other
+    lesson, on a turn the lesson's detail names. On a successful run's page an error's fact may be
+    any naming its tool when none says it failed there (what the run did once past it, not another
+    call failing), a call may be named by the program it ran ("Bash python": python), and a lesson
+    on how the run ended (one naming no tool, or the call that ended it with what it gave) takes
+    the page's first fact: the page leads with what decided the run."""
     key, outcome = lesson.key, getattr(comp, "outcome", "")
     if outcome not in ("failure", "success") or not key:
         return {}
@@ -66,10 +67,12 @@ def lesson_fact(comp, lesson) -> dict:
         shape = key.split("|")[2] if kind == "error" and key.count("|") > 1 else ""
         named = [f for f in facts if (kind != "error" and f.kind == _CLAIM) or any(
             _naming(word).search(f.text) for word in _call_words(key, tool, outcome))]
-        facts = [f for f in named if kind != "error" or turns & set(f.turns) and _FAILING.search(f.text)
+        first = _first_met(lesson.detail or "")
+        facts = [f for f in named if kind != "error" or first in f.turns and _FAILING.search(f.text)
                  and not _other_message(f.text, shape)]
-        if not facts and outcome == "success":  # what the run did with the tool once past the error
-            facts = named
+        if not facts and outcome == "success":  # what the run did with the tool once past the error, not
+            facts = [f for f in named if kind != "error" or first in f.turns or not _FAILED_AT.search(f.text)]
+            # another error of the same tool it got past
         if not facts and outcome == "success" and kind == "procedure" and ":" in key:
             facts = every[:1]  # procedure|<ending call>:<what it gave>: the whole way to the end
     elif kind == "missed":  # a change never made: what a failed run lacked
@@ -84,6 +87,13 @@ def lesson_fact(comp, lesson) -> dict:
     if not facts:
         return {}
     return {"fact": clip(facts[0].text, WIDTH), **({"fact_kind": facts[0].kind} if facts[0].kind else {})}
+
+
+def _first_met(detail: str) -> int | None:
+    """The turn an error lesson's detail says the run first met it: "turn 32 (first met at turn 30):
+    …" -> 30, "turn 20: got past it at turn 23 …" -> 20 (later turns name other calls)."""
+    m = _FIRST_MET.search(detail) or _TURNS.search(detail)
+    return int(re.match(r"\d+", m.group(1)).group()) if m else None
 
 
 def _call_words(key: str, tool: str, outcome: str) -> list[str]:
