@@ -99,3 +99,20 @@ def test_a_map_of_the_file_gives_the_lines_its_bytes_give(tmp_path):
     assert len(from_map) == 30 and dict(from_map) == dict(from_bytes)
     loaded["runs"].append({"step": "step-0030", "run_id": "new", "instruction": AWKWARD[2]})
     assert dump_bytes(loaded, from_map) == dump_bytes(loaded)
+
+
+def test_a_corpus_on_a_file_system_that_cannot_map_files_is_read_instead(tmp_path, monkeypatch):
+    """add maps the published corpus.json; where mapping fails (some network and FUSE mounts)
+    it reads the same bytes rather than stopping with a traceback."""
+    import mmap
+
+    from wikitrace.add_carry import _mapped
+
+    path = tmp_path / "corpus.json"
+    path.write_bytes(b'{"runs": []}\n')
+
+    def refuse(*_a, **_k):
+        raise OSError(19, "No such device")
+
+    monkeypatch.setattr(mmap, "mmap", refuse)
+    assert _mapped(path) == b'{"runs": []}\n'

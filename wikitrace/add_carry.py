@@ -101,13 +101,17 @@ def _mapped(path: Path):
     """corpus.json's bytes as a read-only map of the file: the runs' lines written back from it
     are never copied into this process (tens of megabytes at 10,000 runs). The add holds the
     corpus's lock, and every file of the corpus is replaced by a rename, never rewritten in place,
-    so the mapped file stays as read while the add uses it."""
+    so the mapped file stays as read while the add uses it. A file system that cannot map files
+    (some network and FUSE mounts) gets the bytes read instead: the same bytes, more memory."""
     import mmap
 
     with open(path, "rb") as fh:
         if not os.fstat(fh.fileno()).st_size:
             return b""
-        return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        try:
+            return mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return fh.read()
 
 
 def compiled_settings(pub: Publisher, previous: dict) -> dict:
