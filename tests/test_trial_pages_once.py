@@ -87,6 +87,7 @@ def test_the_page_writer_gets_every_field_the_lines_are_made_of(tmp_path):
     from test_trial_contrast import REFLEXION
 
     from wikitrace.corpus import trial_contrast, trial_pages
+    from wikitrace.corpus.applies import trial_task
 
     (tmp_path / "qa.txt").write_text(REFLEXION, encoding="utf-8")
     out = tmp_path / "c"
@@ -94,8 +95,8 @@ def test_the_page_writer_gets_every_field_the_lines_are_made_of(tmp_path):
     build(BuildOptions(inputs=inputs, out=out, offline=True, quiet=True))
     runs = json.loads((out / "corpus.json").read_text())["runs"]
     whole: dict = {}
-    for task in {trial_contrast.task_of(r) for r in runs}:
-        whole.update(trial_contrast.lines([r for r in runs if trial_contrast.task_of(r) == task]))
+    for task in {trial_task(r) for r in runs}:
+        whole.update(trial_contrast.lines([r for r in runs if trial_task(r) == task]))
     sent = trial_pages.written_lines(trial_pages.trial_groups(runs, {r["step"] for r in runs}, []))
     assert {s: made for s, made in sent.items() if made is not None} == whole
     assert len(whole) >= 5  # the three trials of task 12 and both QA trials have lines

@@ -55,6 +55,13 @@ def trial_key(entry: dict) -> str | None:
     return entry.get("request") or str(entry["task_id"])
 
 
+def trial_task(entry: dict) -> tuple[str, str] | None:
+    """(task type, ``trial_key``): the trials of one task within its type, as the insight layer's
+    comparisons and the compilation pages' trial lines group them; None for a run of no task."""
+    key = trial_key(entry)
+    return None if key is None else (kind_of(entry), key)
+
+
 def task_of(entry: dict) -> str:
     """The task a run is a trial of (``trial_key``), else its instruction, else the run itself."""
     key = trial_key(entry)

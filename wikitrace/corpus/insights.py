@@ -38,7 +38,7 @@ from .rule_quote import quote_rule, rules_of
 from .stop_counts import stopped_at
 from .checked_facts import _key_tool, by_kind, lead as lead_with_facts, rules_on, run_facts
 from .fact_weights import TYPE_WIDE
-from .applies import Openings, applies_when, kind_of, successful_cue, task_of, trial_key
+from .applies import Openings, applies_when, kind_of, successful_cue, task_of, trial_task
 from .choices import relevant, separating
 from .one_run import mark as mark_one_run
 from .pattern_tally import PatternTally
@@ -59,12 +59,6 @@ from .trials import Trials, advice as same_task_advice
 from .contrast_words import MET, TROUBLE, contrast_sentence, index_note, met_words
 
 INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are counted)
-
-
-def _trial_task(entry: dict) -> tuple[str, str] | None:
-    """The task a run is a trial of, within its task type (Trials' grouping); None without one."""
-    key = trial_key(entry)
-    return None if key is None else (kind_of(entry), key)
 
 
 def group_key(entry: dict, lesson_key: str) -> str:
@@ -144,7 +138,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     taught: dict[str, list[tuple[str, str]]] = {}  # run step -> (insight id, lesson key) it teaches
     groups: dict[str, list[tuple[dict, dict]]] = {}
     ids: dict[str, str] = {}
-    trials = Trials(runs, _trial_task)
+    trials = Trials(runs, trial_task)
     successes: dict[str, list[dict]] = defaultdict(list)  # kind -> its successful runs
     of_kind: dict[str, list[dict]] = defaultdict(list)  # kind -> its runs in step order (one pass, not one a page)
     for r in runs:

@@ -17,21 +17,12 @@ from ..compilers.model_cost import dearer_each
 from ..compilers.trial_record import looked_up
 from . import layout
 from .answered_refusals import shared_cites
-from .applies import kind_of, trial_key
 from .trial_compare import compare, decides
 from .trial_edits import code_instead, edits_apart, other_way, same_calls as _same_calls
 from .trial_leads import LEAD_ENDS, missed_lead
 from .trial_recur import ANSWER_DO, made_by, recurring
 from .trial_success import _told_apart, success_line
 from .trial_wording import _answer_found, _call, _call_keys, _Line, _shown, _sources, _t, stopped
-
-
-def task_of(entry: dict) -> tuple | None:
-    """(task type, trial key), or None for a run of no task: called for every run of the corpus."""
-    key = trial_key(entry)
-    if key is None:
-        return None
-    return kind_of(entry), key
 
 
 def _costs(entry: dict, best: dict) -> str:

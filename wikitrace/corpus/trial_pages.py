@@ -17,7 +17,8 @@ from collections import defaultdict
 from ..controls import visible
 from ..templates import md_text
 from . import layout
-from .trial_contrast import lines, task_of
+from .applies import trial_task
+from .trial_contrast import lines
 
 _MARK = re.compile(r"\]\(step-[^)/]*\.md\)")  # a line linking another compilation page: one of these lines
 _HEAD = "\n## In short\n"
@@ -90,12 +91,12 @@ def _groups(runs: list[dict], touched: set[str], dropped: list[dict]) -> tuple[d
     earlier entries of runs compiled again) has a run of, by task; and the tasks of ``dropped``."""
     by_step = {r["step"]: r for r in runs}
     every = any("task_id" not in d for d in dropped)  # an entry the manifest kept only the ids of
-    before = {task_of(d) for d in dropped}
-    tasks = {task_of(by_step[s]) for s in touched if s in by_step} | before
+    before = {trial_task(d) for d in dropped}
+    tasks = {trial_task(by_step[s]) for s in touched if s in by_step} | before
     tasks.discard(None)
     group: dict[tuple, list[dict]] = defaultdict(list)
     for r in runs:
-        t = task_of(r)
+        t = trial_task(r)
         if t is not None and (every or t in tasks):
             group[t].append(r)
     return group, before
