@@ -428,19 +428,53 @@ def test_a_look_up_successful_runs_made_before_the_change_is_what_the_page_says_
     out = compile_runs(tmp_path, runs)
     data = corpus_json(out)
     entry = insight_with(data, "went-through|update_reservation_flights")
-    assert entry["counts"] == {"runs": 6, "success": 0, "failure": 6}
+    # the failed runs' check and the successful runs' way to the same change are one page
+    assert entry["counts"] == {"runs": 12, "success": 6, "failure": 6}
+    assert not [i for i in data["insights"] if i["key"].startswith("procedure|")]
+    assert all(entry["id"] in r["insights"] for r in data["runs"])
     assert entry["title"] == "Call search_direct_flight before update_reservation_flights"
     assert entry["guideline"].startswith("Before update_reservation_flights, call search_direct_flight and take")
     # the counts the page gives are the runs' own: every change went through; the searches were the successes'
     before = [r for r in data["runs"] if "before|update_reservation_flights|search_direct_flight" in r["patterns"]]
     assert sorted(r["outcome"] for r in before) == ["success"] * 6
     page = (out / "insight" / f"{entry['id']}.md").read_text()
+    what_to_do = page.split("## What to do\n", 1)[1].split("\n## ", 1)[0]
+    assert what_to_do.startswith("Before update_reservation_flights, call search_direct_flight")
+    assert ("Look with get_reservation_details and search_direct_flight, then call update_reservation_flights, "
+            "taking cabin from the task statement;") in what_to_do
+    assert "- [step-0000](../compilation/step-0000.md) (success): turn 6: update_reservation_flights" in page
+    assert ("- [step-0006](../compilation/step-0006.md) (failure): turn 5: update_reservation_flights went through"
+            in page)
     assert ("- Of the runs whose update_reservation_flights call went through, those that had called "
             "search_direct_flight before it: 0 of 6 failed, 6 of 6 successful; successful runs did this more often."
             in page)
     # a look-up every run made separates nothing and is not listed
     assert "get_reservation_details before it" not in page
     assert cli("check", out).returncode == 0
+
+
+def test_a_run_that_settles_with_a_changed_tool_is_added_to_and_forgotten_from_its_check_page(tmp_path):
+    runs = [flight_change(k, searched=k % 2 == 0, success=k % 2 == 0) for k in range(8)]
+    out = compile_runs(tmp_path, runs)
+    before, data = tree_bytes(out), corpus_json(out)
+    change = insight_with(data, "went-through|update_reservation_flights")
+    assert change["counts"] == {"runs": 8, "success": 4, "failure": 4}
+    cli("add", write_jsonl(tmp_path / "more.jsonl", [flight_change(50, searched=True, success=True)]), "--corpus", out)
+    after, now = tree_bytes(out), corpus_json(out)
+    new_step = now["runs"][-1]["step"]
+    assert change["id"] in now["runs"][-1]["insights"]
+    assert [i["id"] for i in now["insights"]] == [i["id"] for i in data["insights"]]
+    assert insight_with(now, "went-through|update_reservation_flights")["counts"] == {
+        "runs": 9, "success": 5, "failure": 4}
+    pages = {k for k in set(before) | set(after) if k.startswith("insight/insight-") and before.get(k) != after.get(k)}
+    assert change["id"] in {p.split("/")[1].removesuffix(".md") for p in pages}
+    assert f"- [{new_step}](../compilation/{new_step}.md) (success)" in after[f"insight/{change['id']}.md"].decode()
+    assert text_count_mismatches(out) == []
+    assert cli("check", out).returncode == 0
+    cli("forget", now["runs"][-1]["run_id"], "--corpus", out)
+    undone = tree_bytes(out)
+    assert {k for k in set(before) | set(undone) if k.startswith(("insight/", "compilation/"))
+            and before.get(k) != undone.get(k)} == set()
 
 
 def test_a_look_up_made_by_as_many_failed_as_successful_runs_is_not_advised(tmp_path):

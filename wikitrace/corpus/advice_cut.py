@@ -268,6 +268,7 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
     evidence: list[str] = []
     # the counted lead ``mistake`` restates: its own instruction says the same less exactly
     superseded = (entry.get("checked") or {}).get("said", "")
+    recipe = action(entry.get("recipe", ""))  # settled.fold: the successful runs' way to the change
     for s in sentences(entry["guideline"]):
         if not counted(s):
             advice.append(s.replace(_POINTER, ""))
@@ -279,7 +280,9 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
     if mistake and _opening(mistake):  # advice opening as the mistake's does ("Before X, ...") says the same, less exactly
         advice = [s for s in advice if _opening(s) != _opening(mistake)]
     ordered = [s for s in advice if _TRIGGER.match(s)][:1] or [s for s in advice if not _pointer(s)][:1] or advice[:1]
-    ordered += [mistake] if mistake else [s for s in advice if s not in ordered][:1]
+    ordered += [mistake] if mistake else [s for s in advice if s not in ordered and s != recipe][:1]
+    if recipe in advice and recipe not in ordered:  # how successful runs made the change: after the check
+        ordered.append(recipe)
     if instead and instead not in ordered:
         ordered.append(instead)
     ordered += [s for s in advice if s not in ordered]

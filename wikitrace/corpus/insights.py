@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from . import conditions, failed_only_facts, layout, run_counts
+from . import conditions, failed_only_facts, layout, run_counts, settled
 from .advice_fit import weigh as weigh_advice
 from .quoted_tally import quoted_plainly
 from .advice_cut import action, cut as cut_advice
@@ -62,7 +62,7 @@ INSTEAD_SHOWN = 10  # successful runs named per lesson they teach (all are count
 
 
 def group_key(entry: dict, lesson_key: str) -> str:
-    return f"{kind_of(entry)}\0{lesson_key}"
+    return f"{kind_of(entry)}\0{settled.shared_key(lesson_key)}"
 
 
 def contrast_pattern(key: str) -> str | None:
@@ -95,6 +95,7 @@ def run_entry_fields(comp) -> dict:
 def pick_text(members: list[tuple[dict, dict]]) -> dict:
     """The lesson text the page shows: the commonest among the sources that got past it or
     succeeded with it (else among all), the earliest run on a tie."""
+    members = [m for m in members if not settled.settles(m[1])] or members  # a change's check leads its page
     worked = [(e, l) for e, l in members if l.get("worked")] or members
     counts = Counter((l["title"], l["guideline"], l["applicability"]) for _e, l in worked)
     first = {}
@@ -154,6 +155,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
                                                                      layout.insight_id(len(ids)))
             groups.setdefault(iid, []).append((r, lesson))
             taught.setdefault(r["step"], []).append((iid, lesson["key"]))
+    apart = settled.split(groups)  # worked out alone, joined to their change's page below
     # the successful runs that met a pattern, the other runs that met a procedure and the failed
     # runs that met a pattern are listed only for the patterns lessons are about (every one, in step order)
     keyed: dict[str, set[str]] = defaultdict(set)
@@ -206,7 +208,10 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             verdict, p = _verdict(a, b, failed, succeeded)
             instead, per_lesson = [], Counter()
             if pattern.split("|", 1)[0] in TROUBLE and pattern == lesson["key"]:
+                own = settled.own_runs(apart, groups, iid)
                 for s in met_by.get((kind, pattern), []):  # every one counted, up to INSTEAD_SHOWN named per lesson
+                    if s["step"] in own:
+                        continue
                     theirs = [i for i in s.get("insights") or [] if i != iid]
                     per_lesson[",".join(theirs)] += 1
                     if per_lesson[",".join(theirs)] <= INSTEAD_SHOWN:
@@ -300,6 +305,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     for entry in out:  # an error's or a change's lesson is titled by the advice its page now gives
         error_titles.retitle(entry)
         argument_title(entry, by_step, ways.get(kind_of_entry[entry["id"]]))
+    out = settled.fold(out, apart, groups, task_of)
     mark_one_run(out, groups, kind_of_entry, trials)  # names the other lessons by their titles
     titles = {entry["id"]: entry["title"] for entry in out}  # as the pages are titled, after the rewrites
     for entry in out:  # the lessons the successful runs that met it teach, by title

@@ -1,0 +1,88 @@
+"""A change's check and the way successful runs made that change are one lesson, on one page.
+
+Failed runs whose change with a tool went through teach a check to make before it
+(``went-through|<tool>``); successful runs that ended with the same tool teach how they
+settled the task (``procedure|<tool>``). Apart, they were two pages about one call, the
+second a list of look-ups drawn from a few runs. So both get one insight id (``shared_key``,
+used where ids are handed out), each is still worked out from its own runs (``split``: the
+settled way under an id no corpus hands out), and the way then joins the check's page
+(``fold``): its runs under Sources and in the counts, its recipe after the check, and from
+then on one group, so the cases keep a place for a successful run.
+"""
+
+from __future__ import annotations
+
+from . import layout
+
+SETTLED = "procedure|"
+CHANGE = "went-through|"
+_APART = 1_000_000  # a settled way's id while it is worked out alone: above any id handed out
+_RECIPE = "To settle the task: "  # compilers/procedure_lessons.py: how a settle lesson's recipe opens
+
+
+def shared_key(key: str) -> str:
+    """The key an insight id is handed out by: a settle lesson on a plain call shares the id of
+    that call's change lesson (one with a source after the tool, ``procedure|Finish:lookup``,
+    keeps its own)."""
+    if key.startswith(SETTLED) and ":" not in key:
+        return CHANGE + key[len(SETTLED):]
+    return key
+
+
+def settles(lesson: dict) -> bool:
+    return lesson["key"].startswith(SETTLED)
+
+
+def own_runs(apart: dict[str, str], groups: dict[str, list[tuple[dict, dict]]], iid: str) -> set[str]:
+    """The steps of the runs whose settled way joins ``iid``'s page: its sources, not runs to
+    contrast it with."""
+    return {e["step"] for e, _l in groups.get(apart.get(iid, ""), ())}
+
+
+def split(groups: dict[str, list[tuple[dict, dict]]]) -> dict[str, str]:
+    """Moves the settle lessons of a group that also holds change lessons to a group of their own.
+    Returns the group's id -> the id its settle lessons are worked out under."""
+    apart = {}
+    for iid in sorted(groups, key=layout.id_number):
+        members = groups[iid]
+        ways = [m for m in members if settles(m[1])]
+        if ways and len(ways) < len(members):
+            sub = layout.insight_id(_APART + layout.id_number(iid))
+            groups[iid] = [m for m in members if not settles(m[1])]
+            groups[sub] = ways
+            apart[iid] = sub
+    return apart
+
+
+def _recipe(guideline: str, runs: int) -> str:
+    """The settle page's recipe sentence, said of the successful runs on the check's page."""
+    start = guideline.find(_RECIPE)
+    if start < 0:
+        return ""
+    body = guideline[start + len(_RECIPE):]
+    end = body.find(". ")
+    body = body if end < 0 else body[:end + 1]
+    who = "The successful run here" if runs == 1 else f"The {runs} successful runs here"
+    return f"{who} settled the task this way: {body}"
+
+
+def fold(out: list[dict], apart: dict[str, str], groups: dict[str, list[tuple[dict, dict]]], task_of) -> list[dict]:
+    """Joins each settled way to its change lesson's entry: sources, counts and tasks of both, the
+    recipe after the check's own advice, and one group (step order) for what reads it next."""
+    if not apart:
+        return out
+    by_id = {e["id"]: e for e in out}
+    gone = set()
+    for iid, sub in apart.items():
+        main, way = by_id[iid], by_id[sub]
+        gone.add(sub)
+        members = sorted(groups[iid] + groups.pop(sub), key=lambda m: layout.id_number(m[0]["step"]))
+        groups[iid] = members
+        main["sources"] = sorted(main["sources"] + way["sources"], key=lambda s: layout.id_number(s["step"]))
+        main["counts"] = {k: main["counts"][k] + way["counts"][k] for k in main["counts"]}
+        main["tasks"] = len({task_of(e) for e, _l in members})
+        recipe = _recipe(way["guideline"], way["counts"]["success"]) if way["counts"]["success"] > 1 else ""
+        if recipe:  # one run's recipe is that run's own: its case shows it, not the advice
+            main["guideline"] = f"{main['guideline'].rstrip()} {recipe}"
+            main["recipe"] = recipe  # advice_cut.cut: said right after the check
+    return [e for e in out if e["id"] not in gone]
