@@ -1,6 +1,7 @@
 """A success's procedure page, when failed runs of the task type ended the same way: the lessons
 those failed runs teach, counted and linked, and the commonest one said as the check to make
-first. Airline-style trials (a reservation looked up, its bags changed after the user's yes)."""
+first; where the failed runs' own lesson is on the change itself, one page for both.
+Airline-style trials (a reservation looked up, its bags changed after the user's yes)."""
 
 from __future__ import annotations
 
@@ -15,48 +16,30 @@ def _page(out, entry: dict) -> str:
     return (out / "insight" / f"{entry['id']}.md").read_text()
 
 
-def test_a_procedure_that_failed_runs_also_took_says_what_they_missed_with_counts(tmp_path):
-    # two tasks; each has successful trials that set 3 bags and failed trials that set another count
+def test_a_change_successful_runs_settled_with_and_failed_runs_also_made_is_one_page(tmp_path):
+    # one task; its successful trials set 3 bags, its failed trials set another count
     runs = [airline_trial(0, True, 3), airline_trial(1, True, 3), airline_trial(2, False, 2), airline_trial(3, False, 5)]
     out = compile_runs(tmp_path, runs)
     data = corpus_json(out)
     step = {r["run_id"]: r["step"] for r in data["runs"]}
-    procedure = insight_with(data, "procedure|update_reservation_baggages")
     went = insight_with(data, "went-through|update_reservation_baggages")
-    assert procedure["counts"] == {"runs": 2, "success": 2, "failure": 0}
-    assert went["counts"] == {"runs": 2, "success": 0, "failure": 2}
-    listed = procedure["contrast"]["failed_ended"]
-    assert [(i["insight"], i["runs"], set(i["steps"])) for i in listed] == [
-        (went["id"], 2, {step["bags-trial-2"], step["bags-trial-3"]})]
-    assert (" Failed runs ended this way too; the lesson they teach most often is the "
-            f"check to make first: \"{went['title']}\" (counts under Evidence).") in procedure["guideline"]
-    # what set these successes apart from their own task's failed trials (the bag count they sent) is said
-    # once, as advice, its counts and links listed under Evidence
-    assert procedure["advice"].endswith("In a run like these, check the value of total_baggages for "
-                                        "update_reservation_baggages against the request: unlike the failed trials of "
-                                        "their tasks, successful runs here gave update_reservation_baggages another "
-                                        "value of total_baggages."), procedure["advice"]
-    page = _page(out, procedure)
-    evidence = page.split("## Evidence", 1)[1].split("## Sources", 1)[0]
-    assert (f"What the failed runs that ended this way teach, by lesson:\n- [{went['title']}]({went['id']}.md): 2 runs "
-            in evidence)
-    for s in ("bags-trial-2", "bags-trial-3"):
-        assert f"[{step[s]}](../compilation/{step[s]}.md)" in evidence
-    # the failure page links back what the successful runs that made the same change did
-    back = _page(out, went).split("What successful runs that met it did, by the lessons they teach:\n", 1)[1]
-    assert back.startswith(f"- [{procedure['title']}]({procedure['id']}.md)") and "): 2 runs (" in back.split("\n")[0]
-    # a pointer to that page is no advice of the failure page's own: it stands under Evidence only
-    assert procedure["title"] not in went["guideline"]
+    assert went["counts"] == {"runs": 4, "success": 2, "failure": 2}
+    assert not [i for i in data["insights"] if i["key"].startswith("procedure|")]
+    # what set the successes apart from the failed trials of their task is the advice, after the check
+    assert ("Look with get_reservation_details, then call update_reservation_baggages, taking flights from "
+            "get_reservation_details;") in went["advice"]
+    assert went["advice"].endswith("In a run like these, check the value of total_baggages for "
+                                   "update_reservation_baggages against the request: the successful trials of the "
+                                   "same tasks gave update_reservation_baggages another value of total_baggages."), \
+        went["advice"]
+    page = _page(out, went)
+    cases = page.split("## Cases\n", 1)[1].split("\n## ", 1)[0]
+    assert cases.startswith(f"- [{step['bags-trial-0']}](../compilation/{step['bags-trial-0']}.md) (successful): "
+                            "Send \\`total_baggages\\` 3 in update_reservation_baggages")
+    assert f"2 ({step['bags-trial-2']}) and 5 ({step['bags-trial-3']})" in cases
+    # no pointer from the page to itself: the failed runs that ended this way are its own sources
+    assert "ended this way too" not in page and f"]({went['id']}.md)" not in page
     assert cli("check", out).returncode == 0
-
-
-def test_one_failed_run_ending_the_same_way_is_listed_but_not_advised(tmp_path):
-    runs = [airline_trial(0, True, 3), airline_trial(1, True, 3), airline_trial(2, False, 2),
-            airline_trial(3, False, None)]
-    data = corpus_json(compile_runs(tmp_path, runs))
-    procedure = insight_with(data, "procedure|update_reservation_baggages")
-    assert [i["runs"] for i in procedure["contrast"]["failed_ended"]] == [1]
-    assert "ended this way too" not in procedure["guideline"]
 
 
 def test_a_procedure_no_failed_run_took_gains_nothing(tmp_path):
@@ -126,4 +109,22 @@ def test_the_peer_sentences_recount_on_real_runs(tmp_path, folder):
     insights = {i["id"]: i for i in data["insights"]}
     for entry in data["insights"]:
         peer_counts(entry, by_step, insights)
-    assert any("Failed runs ended this way too; " in i["guideline"] for i in data["insights"])
+    # a settle lesson on a call shares the page of that call's change lesson: never two pages on it
+    changed = {(i["task_type"], i["key"].split("|", 1)[1]) for i in data["insights"] if i["key"].startswith("went-through|")}
+    assert not [i["id"] for i in data["insights"] if i["key"].startswith("procedure|")
+                and (i["task_type"], i["key"].split("|", 1)[1]) in changed]
+    if folder.name == "reflexion-hotpotqa":  # answers are no changes: the settle pages keep their failed peers
+        assert any("Failed runs ended this way too; " in i["guideline"] for i in data["insights"])
+
+
+def test_what_successful_runs_did_instead_is_one_line_per_lesson_counted_over_every_run_teaching_it():
+    from wikitrace.corpus.documents import lessons_instead
+
+    contrast = {"instead_counts": {"": 1, "insight-0001,insight-0002": 3, "insight-0002": 4},
+                "instead": [{"step": f"step-{k:04d}", "insights": ["insight-0001", "insight-0002"]} for k in (3, 1, 2)]
+                + [{"step": f"step-{k:04d}", "insights": ["insight-0002"]} for k in (4, 5, 6, 7)]
+                + [{"step": "step-0009", "insights": []}]}
+    lines = lessons_instead(contrast, {"insight-0001": "One", "insight-0002": "Two"})
+    assert [(i["insight"], i["title"], i["runs"], i["more"]) for i in lines] == [
+        ("insight-0002", "Two", 7, 2), ("insight-0001", "One", 3, 0), ("", "", 1, 0)]
+    assert [st for st, _page in lines[0]["pages"]] == ["step-0001", "step-0002", "step-0003", "step-0004", "step-0005"]

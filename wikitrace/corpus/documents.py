@@ -146,9 +146,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         **usage_pages.frontmatter_fields(*usage),
     }
     link = layout.Linker(path, mount)
-    instead = [{"step": i["step"], "page": layout.compilation_doc(i["step"]),
-                "insights": [(x, layout.insight_doc(x), (titles or {}).get(x, x)) for x in i["insights"]]}
-               for i in (entry.get("contrast") or {}).get("instead", [])]
+    instead = lessons_instead(entry.get("contrast") or {}, titles or {})
     # the first runs of a list linked, the rest named: every count printed is of runs the page names
     failed_ended = [{**i, "page": layout.insight_doc(i["insight"]), "named": i["steps"][FAILED_LINKED:],
                      "pages": [(st, layout.compilation_doc(st)) for st in i["steps"][:FAILED_LINKED]]}
@@ -225,6 +223,27 @@ def _counted_subject(contrast: dict) -> str:
 
 INSIGHT_TEMPLATE = "insight.md.j2"
 COUNTED_LINKED = 10  # runs outside a page's Sources linked per outcome under its contrast; the rest are named
+def lessons_instead(contrast: dict, titles: dict[str, str]) -> list[dict]:
+    """What the successful runs that met a lesson's pattern teach, one line per lesson (most runs
+    first, then by id; the runs teaching none last): its runs counted over every combination of
+    lessons they teach, the first of those the contrast names linked."""
+    runs: Counter = Counter()
+    for combo, n in (contrast.get("instead_counts") or {}).items():
+        for iid in combo.split(",") if combo else [""]:
+            runs[iid] += n
+    steps: dict[str, list[str]] = {}
+    for item in contrast.get("instead") or []:
+        for iid in item["insights"] or [""]:
+            steps.setdefault(iid, []).append(item["step"])
+    out = []
+    for iid in sorted(runs, key=lambda i: (not i, -runs[i], layout.id_number(i) if i else 0)):
+        shown = sorted(steps.get(iid, []), key=layout.id_number)[:FAILED_LINKED]
+        out.append({"insight": iid, "page": layout.insight_doc(iid) if iid else "", "title": titles.get(iid, iid),
+                    "runs": runs[iid], "pages": [(st, layout.compilation_doc(st)) for st in shown],
+                    "more": runs[iid] - len(shown)})
+    return out
+
+
 FAILED_LINKED = 5  # runs linked per lesson the failed runs that ended a procedure's way teach; the rest are named
 _SOURCES_HEADING = "\n## Sources\n"
 
