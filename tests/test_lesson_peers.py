@@ -128,3 +128,17 @@ def test_what_successful_runs_did_instead_is_one_line_per_lesson_counted_over_ev
     assert [(i["insight"], i["title"], i["runs"], i["more"]) for i in lines] == [
         ("insight-0002", "Two", 7, 2), ("insight-0001", "One", 3, 0), ("", "", 1, 0)]
     assert [st for st, _page in lines[0]["pages"]] == ["step-0001", "step-0002", "step-0003", "step-0004", "step-0005"]
+
+
+def test_a_model_merging_a_change_page_is_given_the_check_not_the_settled_way(tmp_path):
+    """The model writes one guideline per group from the lesson its sources taught: on a page that
+    holds both the failed runs' check and the successful runs' way, that is the check."""
+    from wikitrace.corpus.insights import members_text
+
+    runs = [airline_trial(0, True, 3), airline_trial(1, True, 3), airline_trial(2, False, 2), airline_trial(3, False, 5)]
+    data = corpus_json(compile_runs(tmp_path, runs))
+    went = insight_with(data, "went-through|update_reservation_baggages")
+    taught = {l["key"] for r in data["runs"] for i, l in zip(r["insights"], r["lessons"]) if i == went["id"]}
+    assert taught == {"went-through|update_reservation_baggages", "procedure|update_reservation_baggages"}
+    lesson = members_text([went], data["runs"])[went["id"]]
+    assert lesson["title"].startswith("Before update_reservation_baggages") and "settle" not in lesson["guideline"]
