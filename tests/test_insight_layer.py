@@ -650,7 +650,7 @@ def test_the_trial_advice_in_what_to_do_says_how_many_without_a_count():
     assert instead(entry("failure", 3, 3)) == ("In a run like these, make sure the request calls for a change with "
                                                "book at all: the successful trials of the same tasks had no book call "
                                                "go through.")
-    assert ": for most of the runs here that have a successful trial of their task, those trials had no book call" \
+    assert ": for most of the failed runs here that have a successful trial of their task, those trials had no book call" \
         in instead(entry("failure", 3, 5))
     assert instead(entry("failure", 2, 5)) == ""
     assert ", most successful runs here had no book call" in instead(entry("success", 3, 5))

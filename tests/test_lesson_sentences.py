@@ -319,9 +319,9 @@ def test_a_change_page_says_where_most_successful_runs_took_each_argument(tmp_pa
     assert item.startswith("`reservation_id` from what the user said in reply"), item
     # the count is of the page's own runs: those that took it from elsewhere (picked from the listing)
     by_step = {r["step"]: r for r in data["runs"]}
-    members = [by_step[s["step"]] for s in entry["sources"]]
+    members = [by_step[s["step"]] for s in entry["sources"] if s["outcome"] == "failure"]
     other = sum("took|cancel_reservation|reservation_id|reply" not in r["patterns"] for r in members)
-    assert f"({other} of the {len(members)} runs here that set it did not)" in item, item
+    assert f"({other} of the {len(members)} failed runs here that set it did not)" in item, item
     assert (other, len(members)) == (2, 4)
     # where most of the page's own runs took it as the successful ones did, the place was no mistake
     # of theirs: the page does not lead with it

@@ -198,7 +198,7 @@ def instead(entry: dict) -> str:
     if not most:
         return ""
     whose = ("the successful trials of the same tasks" if top["runs"] == st["compared"] else
-             "for most of the runs here that have a successful trial of their task, those trials")
+             "for most of the failed runs here that have a successful trial of their task, those trials")
     said = f"In a run like these, {do}: {whose} {did}"
     if st.get("instead"):
         said += f"; {st['instead'][0]}"

@@ -271,8 +271,8 @@ def checklist(entry: dict, members: list[tuple[dict, dict]] = (), kind_met: dict
         other = sum(f"took|{tool}|{arg}|{place}" not in pats for pats in setting)
         if 2 * other < len(setting):
             continue  # most of the page's own runs took it where the successful ones did: no mistake of theirs
-        said.append(f"`{arg}` {_place_words(place)}"
-                    + (f" ({other} of the {len(setting)} runs here that set it did not)" if other else ""))
+        said.append(f"`{arg}` {_place_words(place)}"  # failed: a settled way may join the page (settled.py)
+                    + (f" ({other} of the {len(setting)} failed runs here that set it did not)" if other else ""))
     if said:
         entry["guideline"] = entry["guideline"].replace(
             CHECK_EACH, f"take each argument where most successful runs of {tool} took it: " + "; ".join(said))

@@ -12,7 +12,11 @@ then on one group, so the cases keep a place for a successful run.
 
 from __future__ import annotations
 
+import re
+
 from . import layout
+
+_HERE = re.compile(r"(?<!failed )(?<!successful )(?<!scored )\bruns? here\b")
 
 SETTLED = "procedure|"
 CHANGE = "went-through|"
@@ -81,6 +85,8 @@ def fold(out: list[dict], apart: dict[str, str], groups: dict[str, list[tuple[di
         main["sources"] = sorted(main["sources"] + way["sources"], key=lambda s: layout.id_number(s["step"]))
         main["counts"] = {k: main["counts"][k] + way["counts"][k] for k in main["counts"]}
         main["tasks"] = len({task_of(e) for e, _l in members})
+        # what the check's page said of "the runs here" so far was of its failed runs only
+        main["guideline"] = _HERE.sub(r"failed \g<0>", main["guideline"])
         recipe = _recipe(way["guideline"], way["counts"]["success"]) if way["counts"]["success"] > 1 else ""
         if recipe:  # one run's recipe is that run's own: its case shows it, not the advice
             main["guideline"] = f"{main['guideline'].rstrip()} {recipe}"
