@@ -228,7 +228,7 @@ def test_a_run_that_went_ahead_without_a_yes_counts_among_those_that_broke_the_r
     """The contrast "runs that broke this rule" counts every run whose change plainly went ahead
     without the yes, not only the runs whose lesson is that rule (a reviewer counted 16 where a tau
     insight said 15: the 16th run was filed under another rule)."""
-    from wikitrace.compilers.run_insights import _rule_insight, confirmation_broken
+    from wikitrace.compilers.rule_lessons import confirmation_broken, rule_insight
     from wikitrace.compilers.run_patterns import patterns_of
     from wikitrace.compilers.insight_parts import rules_once
 
@@ -239,7 +239,7 @@ def test_a_run_that_went_ahead_without_a_yes_counts_among_those_that_broke_the_r
     [w] = [c for c in r.calls if c.writes]
     key = confirmation_broken(r, w)
     [rule] = [h.sentence for h in rules_once(r, w) if "confirm" in h.sentence]
-    assert key == _rule_insight(r, rule, "", False).key and key in patterns_of(r)
+    assert key == rule_insight(r, rule, "", False).key and key in patterns_of(r)
     agreed = _run(tmp_path, [_agent(LISTING), _user("Yes, please go ahead."), *_cabin()])
     ra = read_run(agreed)
     assert not any(confirmation_broken(ra, c) for c in ra.calls if c.writes)

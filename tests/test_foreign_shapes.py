@@ -118,7 +118,10 @@ def test_a_failing_test_command_is_not_advised_to_install_a_program():
     program is advice for a shell that could not find one."""
     from wikitrace.compilers.offline import compile_offline
     run = _only_run(FIX / "claude_code_mode" / "c41e7a10-2b9d-4f6e-9a83-5d0c1e2f3a4b.jsonl")
+    # judged a success, the session teaches its way to the passing command once, not again as an error's fix
     run.outcome = Outcome(success=True, steps=4)
+    assert [i.key for i in compile_offline(run).insights] == ["procedure|Bash python:file-shown+tested"]
+    run.outcome = Outcome(success=False, steps=4)
     lessons = [i for i in compile_offline(run).insights if i.key.startswith("error|")]
     assert lessons and all("install" not in i.guideline for i in lessons)
     assert lessons[0].key == "error|Bash python|failing tests"

@@ -104,7 +104,7 @@ def test_a_failing_pytest_run_is_named_by_its_failed_test_not_its_banner():
              bash(3, "python -m pytest tests/test_shelf.py", "...                                  [100%]\n3 passed in 0.04s", False),
              Turn(turn=4, type="episode_over")]
     run = Run(run_id="shelf-1", task=Task(id="shelf-1", instruction="Fix the shelf's free-slot count.",
-                                          task_type="claude-code"), turns=turns, outcome=Outcome(success=True, steps=3))
+                                          task_type="claude-code"), turns=turns, outcome=Outcome(success=False, steps=3))
     lessons = [i for i in compile_offline(run).insights if i.key.startswith("error|")]
     assert lessons, [i.key for i in compile_offline(run).insights]
     assert lessons[0].key == "error|Bash python|failing tests"

@@ -252,12 +252,25 @@ def test_the_fixtures_hold_failing_tests_and_missing_programs_with_what_came_aft
     and a program the shell could not find followed by edits."""
     details = []
     for run in RUNS:
-        run = relabeled(run, True)
-        details += [lesson.detail for lesson in compile_offline(run).insights
-                    if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program"]
+        for success in (True, False):
+            details += [lesson.detail for lesson in compile_offline(relabeled(run, success)).insights
+                        if lesson.key.endswith("|failing tests") or lesson.key == "error|missing-program"]
     assert any("; then changed " in d and "command passed at turn" in d for d in details), details
     assert any("not found by the shell" in d and "; then changed " in d for d in details), details
     assert any("not found by the shell; ran it again 1 time" in d for d in details), details  # cd /r && mvn
+
+
+def test_a_success_whose_way_ends_on_the_passing_test_command_is_not_taught_the_rerun_again():
+    """A successful run that saw the failing test command pass after its edit teaches that way
+    (``procedure|…+tested``); the failing-tests lesson says the same fix-and-rerun loop, so it is
+    taught by the runs that did not settle so."""
+    met = 0
+    for run in RUNS:
+        keys = [lesson.key for lesson in compile_offline(relabeled(run, True)).insights]
+        if any(k.startswith("procedure|") and k.endswith("+tested") for k in keys):
+            met += 1
+            assert not [k for k in keys if k.endswith("|failing tests")], keys
+    assert met >= 2  # the Claude Code and the SWE-agent fixtures both hold one
 
 
 def test_the_fixtures_hold_shell_syntax_errors_and_errors_the_run_left_behind():

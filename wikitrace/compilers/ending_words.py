@@ -9,7 +9,7 @@ from __future__ import annotations
 ENDING = {
     "label": ("giving the verdict", "giving the verdict the look-ups support"),
     "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
-    # counted across runs only: a success ending so teaches no procedure (run_insights.py), since its log
+    # counted across runs only: a success ending so teaches no procedure (success_insights.py), since its log
     # shows no way to the answer another run could copy (a guess, or what the model knew)
     "own": ("giving an answer no look-up held word for word", "giving an answer no look-up held word for word"),
     # words the question itself holds (an option it names, a date it states) that no look-up held as written
@@ -18,7 +18,7 @@ ENDING = {
     "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
     "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
 }
-# a title says what to do (a success whose answer no look-up held teaches no procedure: run_insights.py)
+# a title says what to do (a success whose answer no look-up held teaches no procedure: success_insights.py)
 TITLE = {"task": "giving words the question itself holds, once the look-ups support it"}
 
 # a coding run's ending (``file-<place>[+tested]``): where it found the file it changed

@@ -1,6 +1,6 @@
 """Which errors a run got past, and the call that did: worked out once per run, read by the
 failure causes (failure_items.py), the In short facts (in_short.py) and the lessons
-(run_insights.py).
+(run_insights.py, success_insights.py).
 
 An error is got past when a later call of the same program (or tool) went through: the
 command ran, the retry with fixed arguments was accepted. A look-up that failed (a file or

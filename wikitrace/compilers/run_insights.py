@@ -23,244 +23,34 @@ keys, met whether or not the run's three-insight budget kept them).
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
 from .call_kinds import FILE_EDIT, changed_with
 from .answer_case import answer_case
-from .error_insights import error_insight, missing_programs
+from .error_insights import error_insight
 from .failing_end import failing_end, failing_end_insight
 from .limit_insights import limit_insight, unsettled_edit
 from .option_choices import option_insight, partial_reasons
 from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
-                            last_said, rule_title, top_key, why_wrong)
+                            last_said, top_key, why_wrong)
 from .argument_places import sources
-from .expected_calls import differences, expected_changes, made_as_expected, unasked_hand_off
+from .expected_calls import differences, made_as_expected
 from .missed_insight import left_undone
 from .picked_values import picked
 from .changes import edit_of
 from .coding_insights import edit_detail
 from .test_edits import test_only_edits, test_only_insight
-from .procedure_lessons import procedure_insight, procedure_key
-from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, verb
+from .insight_parts import kind_of_tasks, main_edit, make_insight, rules_once, verb
 from ..runs.errors import is_test_report
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, harness_reason, runs_a_command
-from .rules import has_rules
+from .rule_lessons import hand_off_insight, rule_insight, rule_naming
+from .success_insights import success_insights
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, shown_beside
 
 if TYPE_CHECKING:
     from .page_causes import Item
-
-RULE_TITLE = "Keep the rule: "  # a rule lesson's title opens so, the rule's words after it
-
-
-def rule_opening(title: str, words: int = 5) -> str:
-    """The opening words of the rule a rule lesson's title quotes ("" for another title): a fact
-    quoting them is about that rule, not another one of the same prompt."""
-    if not title.startswith(RULE_TITLE):
-        return ""
-    return " ".join(title.removeprefix(RULE_TITLE).split()[:words]).rstrip(" …")
-
-# --- insights shared by both outcomes ---------------------------------------------------------
-
-
-def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
-    rule = rule_naming(r, w.name)
-    said = f" The system prompt's rule on it: \"{clip_words(rule, 300)}\"" if rule else ""
-    if success:
-        guide = (f"Hand the request off with {w.name} when none of the other tools can do what it asks, "
-                 f"and say why in the hand-off.{said}")
-    else:
-        guide = (f"Before handing off with {w.name}, check whether the other tools can do what the request asks; "
-                 f"hand off only when they cannot or a rule requires it.{said}")
-    return make_insight(f"hand-off|{w.name}", f"When to hand off with {w.name}", guide,
-                   f"In {kind_of_tasks(r)}, when a hand-off with {w.name} is considered.", f"turn {w.n}: handed off", success)
-
-
-# --- success ---------------------------------------------------------------------------------
-
-
-def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
-    """One lesson per rule of the system prompt, whichever call met it: kept by a run that
-    succeeded, broken by one that failed (the contrast says which goes with the outcome)."""
-    from .rules import _CONFIRM_WORDS
-
-    rule = clip_words(sentence, 300).replace('"', "'")
-    if kept:
-        asks = " (state the details, wait for the user's yes)" if _CONFIRM_WORDS.search(sentence) else ""
-        guide = f"Before each call this rule covers, do what it asks{asks}: \"{rule}\""
-    else:
-        guide = f"Check each state-changing call against this rule of the system prompt before making it: \"{rule}\""
-    return make_insight(f"rule|{short_hash(sentence)}", f"{RULE_TITLE}{rule_title(sentence)}", guide,
-                   f"In {kind_of_tasks(r)}, before any call the rule names.", detail, kept)
-
-
-def rule_naming(r: Reading, name: str) -> str:
-    """The system prompt's sentence that names most words of the tool (the first on a tie)."""
-    from .rules import _rules_of, _words
-
-    words = _words(name.replace("_", " "))
-    if r.system is None or not words:
-        return ""
-    best, score = "", 0
-    for rule in _rules_of(r.system.content or ""):  # the prompt's rule sentences, cut and stemmed once
-        shared = len(words & rule.words)
-        if shared > score:
-            best, score = rule.sentence, shared
-    return best if score >= min(2, len(words)) else ""
-
-
-def confirmation(r: Reading, w: Call) -> CandidateInsight | None:
-    hits = [h for h in rules_once(r, w) if re.search(r"confirm", h.sentence, re.I)]
-    if not hits or not w.confirmed:
-        return None
-    return _rule_insight(r, hits[0].sentence, f"turn {w.n}: confirmed {w.name} with the user first", True)
-
-
-def confirmation_broken(r: Reading, w: Call) -> str | None:
-    """The key of the system prompt's confirmation rule a change plainly went ahead without (the
-    same key a failed run's lesson on that rule has): a run is counted among those that broke the
-    rule whichever lesson it was filed under."""
-    if w.unagreed is None:
-        return None
-    hits = [h for h in rules_once(r, w) if re.search(r"confirm", h.sentence, re.I)]
-    return f"rule|{short_hash(hits[0].sentence)}" if hits else None
-
-
-def _answered(r: Reading) -> list:
-    """The agent's messages a person's reply came right after (none in a log without a person in it)."""
-    if not r.has_interlocutor:
-        return []
-    return [t for t in r.run.turns if t.type == "message" and t.role == "assistant" and t not in r.harness
-            and isinstance(t.content, str) and t.turn + 1 in r.replies]
-
-
-def _asked_the_user(r: Reading) -> int:
-    """The agent's answered messages that hold a question."""
-    return sum("?" in t.content for t in _answered(r))
-
-
-def _talk(r: Reading) -> str:
-    """"got the user's answer to 4 messages, 1 of them a question": every agent
-    message a person's reply came right after, not only those with a question mark (an agent that
-    asks again and again for the same id often says "I need the reservation ID to proceed.")."""
-    said = _answered(r)
-    n, asked = len(said), sum("?" in t.content for t in said)
-    return (f"got the user's answer to {n} message{'s' if n != 1 else ''}, {asked} of them "
-            f"{'a question' if asked == 1 else 'questions'}")
-
-
-def _unlooked(r: Reading, also: str = "") -> CandidateInsight | None:
-    """A success with no look-up at all (no call, or only hand-offs its task did not expect: ``also``
-    names them) that asked the user, where the log's expected calls were look-ups only: it got
-    there by stalling, not by checking, and the look-ups are the lesson (its tools exist: the log
-    records them as what the task expected)."""
-    from .expected_calls import expected_changes, expected_lookups
-
-    looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
-    if any(not c.writes for c in r.calls) or not looks or expected_changes(r) != []:
-        return None
-    # titled by what passed (no change) and what the task expected (look-ups), never as if these
-    # runs had looked anything up: they passed by changing nothing
-    return make_insight("direct|unlooked", "Change nothing a request does not need, and look the records up to know",
-                        f"When the user has given what the records can be found by, look them up with "
-                        f"{join(looks, 3)} and decide from what they show before asking for more. These runs "
-                        f"only asked, and passed as the task wanted no change; its expected calls were "
-                        f"those look-ups.",
-                        f"In {kind_of_tasks(r)} where the user asks for a change to records the tools can look up.",
-                        f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}; the task expected "
-                        f"{join(looks, 3)} look-up{'s' if len(looks) != 1 else ''} and no change" + last_said(r), True)
-
-
-def _expected_none(r: Reading) -> str:
-    """"; the task expected no call at all" where the log records that: a run that only asked passed
-    because nothing was to be looked up or changed, which is no way to settle a task that needs either."""
-    expected_changes(r)  # reads the task's expected calls into the memo
-    return "; the task expected no call at all" if r.memo.get("expected.all") == [] else ""
-
-
-def unchanged(r: Reading) -> bool:
-    """A run that got no change through but hand-offs its task did not expect: it passed or failed
-    by what it said, as one that changed nothing (its source line names the hand-off)."""
-    return all(not c.writes or c.error or unasked_hand_off(r, c) for c in r.calls)
-
-
-def silent(r: Reading) -> bool:
-    """A run that changed nothing (``unchanged``) and looked nothing up: read as one that made no call."""
-    return unchanged(r) and all(c.writes for c in r.calls)
-
-
-def _success(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
-    quiet = silent(r)
-    handed = [c for c in r.calls if c.writes and not c.error and is_hand_off(c)]
-    also = (f"; handed off with {handed[-1].name} at turn {handed[-1].n}, which the task did not expect"
-            if handed else "")
-    if quiet and (unlooked := _unlooked(r, also)) is not None:  # asked or not: the look-ups were the way
-        return [unlooked]
-    if quiet and _asked_the_user(r):  # a person answered its questions, and it changed nothing
-        # these runs passed having only asked; failed runs of other tasks ended the same way where a
-        # look-up from what the user had given would have found what the change needed
-        return [make_insight("direct|asked",
-                             "Ask for what the request needs, and change nothing without it",
-                             "When a request needs details the user has not given, ask for them and look up what the "
-                             "user's words do lead to (an id, a name the tools can find records by); make no change "
-                             "until the user or the records supply them, and end without one only when neither can.",
-                             f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
-                             f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}" + _expected_none(r)
-                             + last_said(r), True)]
-    if quiet:
-        return [make_insight("direct", "Answer directly when nothing needs checking",
-                        "When the request needs nothing from the environment, answer it directly.",
-                        f"In {kind_of_tasks(r)} that ask nothing of the tools.",
-                        f"answered without {'a look-up' if r.calls else 'a tool call'}{also}" + last_said(r), True)]
-    out: list[CandidateInsight] = []
-    writes = [c for c in r.calls if c.writes and not c.error]
-    if writes and all(unasked_hand_off(r, w) for w in writes):
-        writes = []  # hand-offs the task's expected calls do not hold: it passed by changing nothing
-    if writes and is_hand_off(writes[-1]):
-        out.append(hand_off_insight(r, writes[-1], True))
-    elif writes:
-        # a name no look-up held and the task text never gave passed, but the log shows no way to it another
-        # run could copy (a guess, or what the model knew): failed runs ending so teach the check, this run
-        # no procedure
-        if not (procedure_key(r) or "").endswith(":own"):
-            out.append(procedure_insight(r))
-    else:
-        # a success whose every call failed still names the tools it used; a hand-off is no look-up (a run
-        # with none is ``silent`` above)
-        reads = [c for c in r.calls if not c.writes]
-        looks = sorted(lookups_before(r, None) or dict.fromkeys(verb(c) for c in reads))[:3]
-        # a success that changed nothing: a question, or a change the rules ruled out (both end here)
-        # a refusal needs rules to rest on and a person to tell: a coding or QA log without them hears of neither
-        guideline = (f"When the look-ups show the request needs no change (a question) or allows none (a change "
-                     f"the rules rule out), answer from what {join(looks, 3)} returned, say why when it is a "
-                     "refusal, and change nothing." if r.has_interlocutor and has_rules(r) else
-                     f"When the look-ups show the request needs no change (a question), answer from what "
-                     f"{join(looks, 3)} returned and change nothing.")
-        out.append(make_insight("answer-from", f"Answer from {join(looks, 2)} when nothing should change",
-                           guideline, f"In {kind_of_tasks(r)} that are settled without a change.",
-                           f"answered after {len(reads)} look-up call{'s' if len(reads) != 1 else ''}" + also
-                           + last_said(r), True))
-    option = option_insight(r, True) or verdict_insight(r)  # the options it chose; the words a verdict quoted
-    if option is not None and writes:
-        out.append(option)
-    for i in chosen:  # the first error the run got past
-        if i.kind == "recovery" and i.call is not None:
-            err = next((c for c in reversed(r.calls) if c.n < i.call.n and c.error and c.name == i.call.name), None)
-            if err is not None:
-                out.append(error_insight(r, err))
-                break
-    for w in reversed(writes):
-        insight = confirmation(r, w)
-        if insight:
-            out.append(insight)
-            break
-    missing = next((c for c in r.calls if c.error and missing_programs(c)), None)
-    if missing is not None:  # the environment fact the failed runs met too: its page counts both
-        out.append(error_insight(r, missing))
-    return out
 
 
 # --- failure ---------------------------------------------------------------------------------
@@ -291,7 +81,7 @@ def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
     broken = [h for h in rules_once(r, w) if h.broken]
     if broken:
         h = broken[0]
-        return _rule_insight(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
+        return rule_insight(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
     unseen = sources(r, w).unseen
     if not unseen:
         return None
@@ -438,7 +228,7 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
             break
         broken = [h for h in rules_once(r, i.call) if h.broken]
         if broken:
-            out.append(_rule_insight(r, broken[0].sentence, f"turn {i.call.n}: called {i.call.name} while "
+            out.append(rule_insight(r, broken[0].sentence, f"turn {i.call.n}: called {i.call.name} while "
                                      f"{broken[0].broken}", False))
             break
     # a listed option the task names, not chosen; what a verdict's reasoning quoted: before the errors
@@ -485,7 +275,7 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
 
 
 def insights_for(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
-    out = _success(r, chosen) if r.run.outcome.success else _failure(r, chosen)
+    out = success_insights(r, chosen) if r.run.outcome.success else _failure(r, chosen)
     seen, unique = set(), []
     for insight in out:
         if insight.key not in seen:

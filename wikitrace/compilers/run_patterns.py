@@ -29,7 +29,9 @@ from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
 from .value_sources import _value_place
 from .test_edits import TESTS_ONLY, test_only_edits
-from .run_insights import confirmation, confirmation_broken, repeats, silent, stopped_browsing, unchanged, unseen_insight
+from .rule_lessons import confirmation, confirmation_broken
+from .run_insights import repeats, stopped_browsing, unseen_insight
+from .success_insights import silent, unchanged
 from .task_words import given_words
 from .text import clip, folded_words
 from .value_digest import fingerprint as _fingerprint

@@ -17,7 +17,8 @@ import json
 from collections import Counter
 
 from ..compilers.missed_insight import UNTOLD
-from ..compilers.run_insights import GENERIC_CHECK, rule_opening
+from ..compilers.rule_lessons import rule_opening
+from ..compilers.run_insights import GENERIC_CHECK
 from . import fact_leads, run_counts
 from .fisher import verdict
 from .fact_weights import (FAILED_ONLY, NAMES_ITEMS, aside_note, item_words, leans_to_failure, on_same_tools,

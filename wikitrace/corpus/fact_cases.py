@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from ..compilers.in_short import NOTHING_SETTLED
 from ..compilers.schema import KeyFact
 from ..compilers.text import clip
-from ..compilers.run_insights import rule_opening
+from ..compilers.rule_lessons import rule_opening
 from ..templates import md_plain
 from . import layout
 from .applies import key_tool, task_of

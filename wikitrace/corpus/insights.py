@@ -345,7 +345,7 @@ def _successes(kind: str, pattern: str | None, met_by: dict, succeeded: dict) ->
     return by_kind(runs), runs, f"runs of this task type {what}"
 
 
-_RULE_QUOTE = " The system prompt's rule on it: "  # compilers/run_insights: a rule the agent's own prompt holds
+_RULE_QUOTE = " The system prompt's rule on it: "  # compilers/rule_lessons: a rule the agent's own prompt holds
 _QUOTE_SHORT = 100  # characters of a rule's own quote kept on its page once the contrast leads
 
 
