@@ -171,8 +171,15 @@ def test_the_page_says_what_was_left_out_and_how_to_see_it(tmp_path):
     out = tmp_path / "corpus"
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "runs.jsonl", [swe_success()])], out=out, offline=True, quiet=True))
     page = (out / "compilation" / "step-0000.md").read_text()
-    m = re.search(r"Left out: (\d+) more calls of this run, at turns no item above links; `actions step-0000` lists every call", page)
-    assert m and int(m.group(1)) >= 8
+    m = re.search(r"Left out: (\d+) more calls of this run, at turns nothing above names; `actions step-0000` lists every call", page)
+    # the count is of the calls at turns the page names nowhere above it, by link or in words
+    above = page[:m.start()]
+    named = {int(n) for n in re.findall(r"#turn-(\d+)", above)}
+    for said in re.findall(r"(?<!its )\bturns? (\d+(?:(?:, | and )\d+)*)", above):
+        named |= {int(n) for n in re.findall(r"\d+", said)}
+    lines = (out / "raw" / "step-0000" / "solver.full.jsonl").read_text().splitlines()
+    calls = {t["turn"] for t in map(json.loads, lines) if t.get("type") == "function_call"}
+    assert calls and int(m.group(1)) == len(calls - named) >= 8
 
 
 # --- harness --------------------------------------------------------------------------------
@@ -421,3 +428,26 @@ def test_a_swe_agent_experiment_folder_reads_true():
         assert "exit_cost" not in "\n".join(f"{e.decision} {e.call}" for e in comp.evidence)
         if (run.outcome.ended_by or "").startswith("harness"):
             assert f"The harness stopped the run: {run.outcome.ended_by.split(':', 1)[1].strip()}." in comp.description
+
+
+def test_left_out_counts_only_the_calls_the_page_names_nowhere(tmp_path):
+    """A wrong answer's cause lists the look-ups before it by turn in its notes: those calls are
+    on the page, and "Left out" counts only the others."""
+    from test_lesson_specifics import _qa
+
+    looks = [("Kestrel Film Days", "Kestrel Film Days is a festival founded in 1990."),
+             ("Kestrel Film Days founder", "Could not find Kestrel Film Days founder. Similar: ['Ann Vale']."),
+             ("Ann Vale", "Ann Vale is a producer from Leeds."),
+             ("Leeds", "Leeds is a city in England.")]
+    record = _qa("Leeds", "Harrogate", looks, "In which town was the founder of Kestrel Film Days born?")
+    out = tmp_path / "corpus"
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "runs.jsonl", [record])], out=out, offline=True, quiet=True))
+    page = (out / "compilation" / "step-0000.md").read_text()
+    body = page.split("## Insights from this run", 1)[0]
+    named = {int(n) for n in re.findall(r"#turn-(\d+)", body)}
+    for said in re.findall(r"(?<!its )\bturns? (\d+(?:(?:, | and )\d+)*)", body):
+        named |= {int(n) for n in re.findall(r"\d+", said)}
+    unnamed = {1, 2, 3, 4, 5} - named
+    m = re.search(r"Left out: (\d+) more calls? of this run", body)
+    assert len(named & {1, 2, 3, 4}) >= 2  # the notes name look-ups the links do not
+    assert (int(m.group(1)) if m else 0) == len(unnamed), (sorted(named), m and m.group(0))

@@ -30,6 +30,8 @@ Insights (run_insights.py) name the run's own tools, argument keys, errors and r
 
 from __future__ import annotations
 
+import re
+
 from ..runs.errors import failure_line, tests_passed
 from ..runs.model import Run
 from .base import CompileStats
@@ -72,6 +74,16 @@ class OfflineCompiler:
         return compile_offline(run)
 
 
+
+_NAMED_TURNS = re.compile(r"(?<!its )\bturns? (\d+(?:(?:, | and )\d+)*)")
+
+
+def named_turns(text: str) -> set[int]:
+    """The run's own turn numbers a text names ("turn 4", "turns 1, 2 and 6"; not another run's
+    "its turn 3")."""
+    return {int(n) for m in _NAMED_TURNS.finditer(text) for n in re.findall(r"\d+", m.group(1))}
+
+
 def compile_offline(run: Run) -> Compilation:
     reading, chosen = chosen_items(run)
     # a look-up error the run got past is how it found its way, not why it failed: the insights still
@@ -82,7 +94,11 @@ def compile_offline(run: Run) -> Compilation:
         for i in shown:
             if i.kind == "write" and i.call is not None and i.call.n in told:
                 i.evidence.notes.append(told[i.call.n])
-    cited = {n for i in shown for n in (*i.evidence.turns, *i.covers)}
+    facts = in_short(reading)
+    # the calls the page shows: at turns its items link, or that its facts and notes name
+    cited = {n for i in shown for n in (*i.evidence.turns, *i.covers)} | {n for f in facts for n in f.turns}
+    cited |= named_turns(" ".join(t for i in shown for t in (i.evidence.decision, i.evidence.support,
+                                                                 *i.evidence.notes)))
     calls = reading.calls
     errors = sum(1 for c in calls if c.error)
     tools = list(dict.fromkeys(c.name for c in calls))
@@ -105,7 +121,7 @@ def compile_offline(run: Run) -> Compilation:
         compiler="offline",
         left_out=sum(1 for c in calls if c.n not in cited),
         patterns=(patterns := patterns_of(reading)),
-        in_short=in_short(reading),
+        in_short=facts,
         value_rules=value_rules(reading, patterns),
     )
     first = min((c.n for c in reading.calls if c.writes and not c.error), default=None)
