@@ -9,7 +9,7 @@ import json
 
 from fake_openai import is_merge
 from helpers import write_jsonl
-from test_insight_layer import flight_change
+from test_insight_layer import flight_change, look_up_only
 from test_insight_merge import responder
 
 from wikitrace.add import AddOptions, add_runs
@@ -27,17 +27,22 @@ def merged_groups(fake_openai, since: int) -> list[str]:
     return keys
 
 
+def _desk() -> list[dict]:
+    """Flight changes (the successful ones searched first) and questions answered from a look-up."""
+    return ([flight_change(k, searched=k < 6, success=k < 6) for k in range(12)]
+            + [look_up_only(k, True) for k in range(20, 24)])
+
+
 def test_an_added_run_asks_one_merge_per_group_it_joined_and_none_for_the_counts_it_moved(fake_openai, tmp_path):
     fake_openai.respond_with(responder("Before changing a flight, look the new flight up and confirm it first."))
-    runs = [flight_change(k, searched=k < 6, success=k < 6) for k in range(12)]
     out = tmp_path / "corpus"
-    build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", runs)], out=out, quiet=True))
+    build(BuildOptions(inputs=[write_jsonl(tmp_path / "a.jsonl", _desk())], out=out, quiet=True))
     data = json.loads((out / "corpus.json").read_text())
     pages = {i["id"]: (out / "insight" / f"{i['id']}.md").read_text() for i in data["insights"]}
 
     since = len(fake_openai.bodies)
-    added = add_runs(AddOptions(run_file=write_jsonl(tmp_path / "b.jsonl", [flight_change(40, searched=True,
-                                                                                    success=False)]),
+    # a failed run that only looked up: it joins its own group and moves the questions' counts
+    added = add_runs(AddOptions(run_file=write_jsonl(tmp_path / "b.jsonl", [look_up_only(40, False)]),
                                 corpus=out, quiet=True))
     now = json.loads((out / "corpus.json").read_text())
     assert added.stats["cache_hits"] == 0  # the groups it did not join keep their merge: not even looked up
@@ -52,11 +57,12 @@ def test_an_added_run_asks_one_merge_per_group_it_joined_and_none_for_the_counts
     assert moved, "the fixture must move the counts of a group the added run did not join"
     for entry in moved:
         assert entry["guideline_by"] == "llm"
-    (entry,) = moved  # the successful runs' procedure: the added failed run ended the same way
+    (entry,) = moved  # the questions' page: the added failed run also ended with no change
+    assert entry["key"] == "answer-from"
     page = (out / "insight" / f"{entry['id']}.md").read_text()
-    assert "Runs of this task type whose last change that went through was this call: 6 failed, 6 successful." in pages[entry["id"]]
-    assert "Runs of this task type whose last change that went through was this call: 7 failed, 6 successful." in page
-    assert "search_direct_flight before it: 1 of 7 failed, 6 of 6 successful" in page
+    said = "Runs of this task type that looked something up and got no change through (a hand-off the task did not " \
+           "expect aside): {} failed, 4 successful."
+    assert said.format(0) in pages[entry["id"]] and said.format(1) in page
     assert check_corpus(out) == []
 
 
@@ -90,23 +96,22 @@ def test_an_add_answered_from_the_cache_sends_nothing_and_leaves_the_client_unlo
 
 
 def test_a_group_s_merge_request_is_the_same_whatever_runs_outside_it_add(tmp_path):
-    """The request is made from the group's members: a failed run that changes the counts the
-    page's offline wording gives (the group's lead counts the task type's failed runs) leaves
-    the request for that group as it was, so a compile into a new folder is answered from the
-    cache whatever runs of the type came since."""
+    """The request is made from the group's members: a failed run that changes the counts a
+    group's page gives (the task type's runs that met its pattern) leaves the request for that
+    group as it was, so a compile into a new folder is answered from the cache whatever runs of
+    the type came since."""
     from test_insight_layer import compile_runs, corpus_json
 
     from wikitrace.compilers.insight_merge import _messages
     from wikitrace.corpus.insights import members_text
 
-    runs = [flight_change(k, searched=k < 6, success=k < 6) for k in range(12)]
-    before = corpus_json(compile_runs(tmp_path, runs, "before"))
-    after = corpus_json(compile_runs(tmp_path, runs + [flight_change(40, searched=True, success=False)], "after"))
+    before = corpus_json(compile_runs(tmp_path, _desk(), "before"))
+    after = corpus_json(compile_runs(tmp_path, _desk() + [look_up_only(40, False)], "after"))
     joined = set(after["runs"][-1]["insights"])
     untouched = [i["id"] for i in after["insights"] if i["id"] not in joined]
     old, new = ({i["id"]: i for i in data["insights"]} for data in (before, after))
-    moved = [i for i in untouched if old[i]["guideline"] != new[i]["guideline"]]
-    assert moved, "the added run must change the offline wording of a group it did not join"
+    moved = [i for i in untouched if old[i]["contrast"] != new[i]["contrast"]]
+    assert moved, "the added run must change the counts of a group it did not join"
     for iid in untouched:
         asked = [_messages(data_by_id[iid], members_text([data_by_id[iid]], data["runs"])[iid])
                  for data, data_by_id in ((before, old), (after, new))]

@@ -48,10 +48,9 @@ def test_advice_to_check_an_argument_quotes_the_prompts_rule_on_it(tmp_path):
     [lesson] = [i for i in data["insights"] if i["key"] == "went-through|book_reservation"]
     assert "check the `cabin` you send" in lesson["advice"]
     assert lesson["advice"].endswith(f'{LEAD}"{CABIN_RULE}"')
-    # the recipe names `cabin` only in the check it points to (that lesson's title): that check's rule, once
-    [recipe] = [i for i in data["insights"] if i["key"] == "procedure|book_reservation"]
-    assert '"Before book_reservation, check the `cabin` you send' in recipe["advice"]
-    assert recipe["advice"].endswith(f'{LEAD}"{CABIN_RULE}"') and recipe["advice"].count(LEAD) == 1
+    # the successful runs' way to the booking joins the check's page: its rule is quoted once there
+    assert not [i for i in data["insights"] if i["key"] == "procedure|book_reservation"]
+    assert lesson["counts"]["success"] > 0 and lesson["advice"].count(LEAD) == 1
 
 
 def test_runs_without_a_system_prompt_keep_no_rule_and_quote_none(tmp_path):
