@@ -318,8 +318,9 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
                     f"shown to set {these} apart from the successful ones. In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}. "
                     f"{counts[0].upper()}{counts[1:]}")
     rest = fact_leads.unrepeated(entry["guideline"], text) if own else entry["guideline"]
-    if not proven and entry["key"].startswith("error|"):
-        # an error's own advice is what its runs met for sure: a fact not shown to separate follows it
+    if not proven and entry["key"].startswith(("error|", "rule|")):
+        # an error's or a rule's own advice is what its runs met (or broke) for sure: a fact not shown
+        # to separate follows it
         entry["guideline"] = f"{rest} {text}"
     else:
         entry["guideline"] = f"{text} {rest}"
