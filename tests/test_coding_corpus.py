@@ -521,3 +521,34 @@ def test_two_sessions_given_one_request_in_one_folder_are_trials_of_one_task(cod
     assert request_key(session("a", ask, None)) is None  # no folder recorded: the request alone is not a task
     swe = Run(run_id="acme__x-1", task=Task(id="acme__x-1", instruction=ask), turns=[], outcome=Outcome(success=True, steps=0))
     assert request_key(swe) is None
+
+
+def test_a_failed_submit_says_which_edits_it_handed_in_and_how_they_were_tested(coding_out):
+    """A submit changes nothing itself: its cause names the last edit it handed in and the test run
+    after that edit, read from the run's own log (none, or one that still failed)."""
+    import re
+
+    out, data, _steps = coding_out
+    said = 0
+    for r in data["runs"]:
+        if r["outcome"] != "failure":
+            continue
+        page = (out / "compilation" / f"{r['step']}.md").read_text()
+        m = re.search(r"It handed in the edits made before it, the last at turn (\d+), (with no test run after that "
+                      r"edit|after .+? still reported failing tests at turn (\d+)|after .+? passed at turn (\d+))", page)
+        if not m:
+            assert "Called submit" not in page or "went through, yet the run was judged a failure, so what it did" \
+                not in page
+            continue
+        said += 1
+        turns = [json.loads(ln) for ln in (out / "raw" / r["step"] / "solver.full.jsonl").read_text().splitlines()]
+        edit, after = int(m.group(1)), int(m.group(3) or m.group(4) or 0)
+        (made,) = [t for t in turns if t["turn"] == edit]
+        assert made["type"] == "function_call" and not made.get("is_error")
+        if after:
+            (ran,) = [t for t in turns if t["turn"] == after]
+            assert "passed" in ran["result"] and (("failed" in ran["result"]) == bool(m.group(3)))
+        else:  # no test run between the edit and the submit
+            assert not [t for t in turns if edit < t["turn"] and t.get("type") == "function_call"
+                        and re.search(r"\d+ (passed|failed)", str(t.get("result"))) and "submit" not in str(t.get("name"))]
+    assert said >= 3

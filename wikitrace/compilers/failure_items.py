@@ -184,6 +184,7 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
                 # the limit ended the run before its last edit was submitted: what the edit did did not decide it
                 f"The call went through, but the harness ended the run ({clip(harness_reason(r) or '', 80)}) "
                 "before the change was submitted, so the run failed whatever the change did." if last and unsettled else
+                _handed_in(r, c, writes) if handed_in else
                 # a call before the last change may only have moved around (a page opened): "what it did"
                 "The call went through, yet the run was judged a failure, so "
                 + ("the change it made" if edit or last else "what it did") + " may not be "
@@ -232,6 +233,20 @@ def _what_it_wrote(r: Reading, c: Call) -> str:
         return f"`{clip(xs[0], 90)}`" + (f" (and {more} more line{'s' if more != 1 else ''})" if more else "")
 
     return (f": it took out {first(removed)} and put in {first(added)}." if removed else f": it put in {first(added)}.")
+
+
+def _handed_in(r: Reading, c: Call, writes: list[Call]) -> str:
+    """What a submit that failed handed in: the edits before it, and whether a test run passed after
+    the last of them (a submit itself changes nothing, so that is all it says)."""
+    edit = next(w for w in reversed(writes) if w is not c and w.n < c.n and edit_of(w.turn))
+    runs = [x for x in r.calls if edit.n < x.n < c.n and (tests_passed(x.turn.result)
+                                                          or reports_failing_tests(x.turn.result))]
+    last = runs[-1] if runs else None
+    checked = ("with no test run after that edit" if last is None else
+               f"after {label(last)} passed at turn {last.n} ({clip(tests_passed(last.turn.result), 60)})"
+               if tests_passed(last.turn.result) else f"after {label(last)} still reported failing tests at turn {last.n}")
+    return (f"It handed in the edits made before it, the last at turn {edit.n}, {checked}; the run was judged a "
+            "failure, so what those edits do is where to look.")
 
 
 def _submits(r: Reading, c: Call) -> bool:
