@@ -2415,3 +2415,35 @@ def test_a_yes_or_no_answer_is_never_said_to_be_returned_by_a_look_up(tmp_path):
     [run] = _load(path)
     stop = next(f for f in _facts(run) if f.startswith("The harness stopped the run"))
     assert "look-up" not in stop and '"no"' not in stop, stop
+
+
+def test_a_change_nobody_asked_for_says_the_agent_raised_it_first(tmp_path):
+    """The user asked to move a flight; the agent suggested cancelling the trip instead, the user
+    took it up, and the task expected no change: the fact on the cancellation names the turn the
+    agent brought it up and the turn the user first spoke of it."""
+    cancelled = dict(TRIP, status="cancelled")
+    messages = [_user("Can you move my flight to June 12?"),
+                _agent("There are no seats on June 12. You could cancel the reservation instead, since it has "
+                       "travel insurance."),
+                _user("Hmm, alright, cancel it then."),
+                *_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, cancelled),
+                _agent("Your reservation Q4WZ8N is cancelled.")]
+    run = _tau(tmp_path, messages, reward=0.0, actions=[])
+    texts = [f.text for f in compile_offline(run).in_short]
+    suggested, took_up = _turn_of(run, "You could cancel"), _turn_of(run, "cancel it then")
+    fact = next(t for t in texts if "cancel_reservation at turn" in t and "went through" in t)
+    assert (f"The agent suggested it at turn {suggested} (\"You could cancel the reservation instead, since it has "
+            f"travel insurance.\") before any user message said \"cancel\" in any form; the user first did at turn "
+            f"{took_up}.") in fact
+
+
+def test_a_change_the_user_asked_for_first_is_not_said_to_be_the_agents(tmp_path):
+    cancelled = dict(TRIP, status="cancelled")
+    messages = [_user("Please cancel my reservation."),
+                _agent("You could cancel it under its insurance. Shall I go ahead?"), _user("Yes."),
+                *_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, cancelled),
+                _agent("Your reservation Q4WZ8N is cancelled.")]
+    run = _tau(tmp_path, messages, reward=0.0, actions=[])
+    texts = [f.text for f in compile_offline(run).in_short]
+    assert any("cancel_reservation at turn" in t for t in texts)
+    assert not any("The agent suggested it" in t for t in texts)

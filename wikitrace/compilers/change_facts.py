@@ -16,7 +16,7 @@ from .expected_calls import (call_text, closest_expected, differences, expected_
 from .insight_words import is_hand_off, join
 from .lookup_coverage import unlooked
 from .listed_apart import listed_apart_note
-from .offers import agreed_unmade, unmade_offer
+from .offers import agreed_unmade, raised_first, unmade_offer
 from .reading import Call, Reading, leaves
 from . import rule_reasons, rule_refusals
 from .schema import KeyFact
@@ -48,6 +48,9 @@ def expected_facts(r: Reading) -> list[KeyFact]:
             past, on = past_note(r, c)  # a rule's case that allows the change is not the whole rule
             if past and not any(f.kind == "shown-past" and c.n in f.turns for f in shown_conflicts(r)):
                 fact = replace(fact, text=f"{fact.text} {past}", turns=fact.turns + on)
+            raised, at = raised_first(r, c.name, c.n)  # a change nobody wanted: who brought it up
+            if raised:
+                fact = replace(fact, text=f"{fact.text} {raised}", turns=fact.turns + at)
             out.append(fact)
         elif diffs:
             handed_off_first = False if handed_off_first is None else handed_off_first

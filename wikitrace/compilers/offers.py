@@ -147,3 +147,37 @@ def agreed_unmade(r: Reading, expected: dict) -> Promise | None:
         if reply is not None and answer_kind(reply.content or "") == AGREES:
             found = Promise(t.turn, clip_words(said, 200), reply.turn)
     return found
+
+
+# a sentence that suggests or offers, not one that reports: a question, a modal of possibility, or
+# one of the phrases that put a change to the user
+_SUGGESTS = re.compile(r"\?|\b(?:may|might|could|can|consider|option|options)\b", re.I)
+
+
+def raised_first(r: Reading, tool: str, before: int) -> tuple[str, list[int]]:
+    """Whether the agent brought up the change a call of ``tool`` made: its sentence suggesting the
+    action the tool's name opens with (``cancel`` of ``cancel_reservation``), before any user
+    message said that word in any form. Said as that: the word, not what the user may have meant
+    by others. ("", []) otherwise, and in logs without a user who answers."""
+    parts = [w for w in _NAME_PARTS.split(tool or "") if len(w) >= 3]
+    if not r.has_interlocutor or len(parts) < 2:
+        return "", []
+    action = _stem(parts[0].lower())
+    for i, t, sentences in _agent_sentences(r):
+        if t.turn >= before:
+            break
+        if any(t_is_user(u) and _names(u.content or "", action) for u in r.run.turns[:i]):
+            return "", []  # the user said it first
+        said = next((x for x in sentences if _names(x, action) and _SUGGESTS.search(x) and not _NEGATION.search(x)),
+                    None)
+        if said is None:
+            continue
+        word = next(w for w in _WORD.findall(said.lower()) if _stem(w) == action)
+        took = next((u for u in r.run.turns[i + 1:] if t_is_user(u) and u.turn < before and _names(u.content or "", action)),
+                    None)
+        head = (f"The agent suggested it at turn {t.turn} (\"{clip_words(said, 200)}\") before any user message said "
+                f"\"{word}\" in any form")
+        if took is None:
+            return f"{head}, and none did before the {tool} call.", [t.turn]
+        return f"{head}; the user first did at turn {took.turn}.", [t.turn, took.turn]
+    return "", []
