@@ -584,6 +584,23 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         assert any(value in list(_scalars(t.arguments)) for t in c.changes() if t.turn > turns[-1]), text
     elif text.startswith("It returned"):
         _fields(c.call(turns[-1]), text)
+    elif text.startswith("It handed in the edits made before it, the last at turn "):
+        m = re.fullmatch(r"It handed in the edits made before it, the last at turn (\d+), (with no test run after that "
+                         r"edit|after (.+) passed at turn (\d+) \((.+)\)|after (.+) still reported failing tests at turn "
+                         r"(\d+)); the run was judged a failure, so what those edits do is where to look\.", text)
+        assert m and c.run.outcome.label == "failure", text
+        submit, edit = c.call(turns[-1]), int(m.group(1))
+        # the last edit before the submit that went through, and the submit itself changed no file
+        edits = [t for t in c.changes() if t.turn < submit.turn and edit_of(t)]
+        assert edits and edits[-1].turn == edit and not edit_of(submit), text
+        tests = [t for t in c.calls if edit < t.turn < submit.turn and re.search(r"\d+ (?:passed|failed)|Tests run:",
+                                                                                  t.result or "")]
+        if m.group(4):  # the last test run after the edit passed: its summary is in its answer
+            assert tests and tests[-1].turn == int(m.group(4)) and m.group(5).rstrip("…") in tests[-1].result, text
+        elif m.group(7):
+            assert tests and tests[-1].turn == int(m.group(7)) and re.search(r"\d+ failed|FAIL", tests[-1].result), text
+        else:
+            assert not tests, text
     elif text == "Its text, quoted below, is all the call holds: what the agent wrote there before going on.":
         call = c.call(turns[-1])  # a call that sent text and got nothing back
         assert not call.is_error and not (call.result or "").strip() and call.arguments
@@ -1668,7 +1685,9 @@ def test_a_look_up_error_the_next_search_got_past_is_no_cause():
              _call("Finish", "Venice Film Festival", "Episode finished, reward = 0")]
     comp = compile_offline(_native("got-past-1", turns, False))
     assert [e.turns for e in comp.evidence] == [[4]]
-    assert comp.left_out == 2  # the error and the search that got past it: counted, not hidden
+    # the search that got past the error is named in the answer's notes; the error is counted, not hidden
+    assert any("at turn 3 returned" in n for n in comp.evidence[0].notes)
+    assert comp.left_out == 1
 
 
 def test_errors_that_differ_only_by_what_was_sent_are_one_cause():
