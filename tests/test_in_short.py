@@ -268,8 +268,9 @@ def test_a_wrong_answer_is_set_beside_the_expected_one_and_its_source(tmp_path):
     assert fact.endswith('The answer holds the expected words and adds "through" before it and "near Orlo" after it.')
     fact = next(f for f in _facts(listed) if f.startswith("The answer "))
     err = next(t.turn for t in listed.turns if t.type == "function_call" and "Similar" in (t.result or ""))
+    answered = next(t.turn for t in listed.turns if t.type == "function_call" and t.name == "Finish")
     assert fact.endswith(f"The run's answer appears in no look-up that went through, only in the error Search returned at "
-                         f"turn {err}."), fact
+                         f"turn {err}; no call before turn {answered} sent it."), fact
 
 
 # a Reflexion log's trial with one failed agent and no other: each question's fixture follows it
@@ -436,7 +437,8 @@ def test_a_halted_run_names_the_error_that_offered_the_expected_answer(tmp_path)
     fact = next(f for f in _facts(run) if f.startswith("The harness stopped the run: "))
     err = next(t.turn for t in run.turns if t.type == "function_call" and "Similar" in (t.result or ""))
     assert fact.endswith(f'No answer had been given; the expected "Paper Heron" appeared in no look-up that went '
-                         f"through, only in the error Search answered at turn {err}."), fact
+                         f"through, only in the error Search answered at turn {err}; no later call sent it."), fact
+    assert not any("Paper Heron" in str(t.arguments) for t in run.turns if t.type == "function_call")
 
 
 def test_a_halted_run_counts_the_calls_it_spent_repeating_one_with_the_same_answer(tmp_path):
@@ -1999,7 +2001,8 @@ def _only_in_errors(run: Run, name: str, clause: str, before: int | None) -> Non
     it repeats from its own call), and the call
     named after them sent the name itself."""
     m = re.fullmatch(r"the errors? (.+?) (?:answered|returned) at turns? ([\d, and]+?)(?: and \d+ more)?"
-                     r"(?:; the agent sent it to (\S+) at turn (\d+)(, which failed too)?)?", clause)
+                     r"(?:; the agent sent it to (\S+) at turn (\d+)(, which failed too)?|; no (?:later call|call before "
+                     r"turn (\d+)) sent it)", clause)
     assert m, clause
     word = re.compile(r"(?<![\w.])" + re.escape(name.lower()) + r"(?!\w)")
     holding = [t.turn for t in run.turns if t.type == "function_call" and t.is_error and (before is None or t.turn < before)
@@ -2010,6 +2013,10 @@ def _only_in_errors(run: Run, name: str, clause: str, before: int | None) -> Non
         sent = next(t for t in run.turns if t.turn == int(m.group(4)))
         assert sent.name == m.group(3) and word.search(str(sent.arguments).lower()) and sent.turn > named[0], clause
         assert bool(m.group(5)) == bool(sent.is_error), clause
+    else:  # no call after the first error (and before the turn named) sent the name
+        until = int(m.group(6)) if m.group(6) else None
+        assert not [t for t in run.turns if t.type == "function_call" and t.turn > named[0]
+                    and (until is None or t.turn < until) and word.search(str(t.arguments).lower())], clause
 
 
 def test_the_rule_beside_a_fact_is_checked_like_the_fact(tmp_path):

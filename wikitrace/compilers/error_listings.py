@@ -1,6 +1,6 @@
 """Where a name appeared only in errors (a failed look-up's list of near names), said for every
-error that listed it, not for the first alone, and with the call that then sent it, if any: a
-reader told "only in the error at turn 4" would take it that the agent saw it once and let it go."""
+error that listed it, not for the first alone, and with the call that then sent it, or that none
+did: a reader told "only in the error at turn 4" would not know whether the agent took it up.""" 
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ class ErrorListing:
 
     errors: list[Call]
     tried: Call | None
+    before: int | None = None  # the turn the search for a call sending the name stopped at (None: the run's end)
 
     @property
     def turns(self) -> list[int]:
@@ -34,6 +35,9 @@ class ErrorListing:
         if self.tried is not None:
             said += (f"; the agent sent it to {self.tried.name} at turn {self.tried.n}"
                      + (", which failed too" if self.tried.error else ""))
+        else:  # the name was offered and never taken up: the step the run missed
+            said += ("; no later call sent it" if self.before is None else
+                     f"; no call before turn {self.before} sent it")
         return said
 
 
@@ -56,4 +60,4 @@ def listed_in_errors(r: Reading, name: str, before: int | None) -> ErrorListing 
         return None
     tried = next((c for c in r.calls if errors[0].n < c.n and (before is None or c.n < before)
                   and _occurs(needle, str(c.turn.arguments).lower())), None)
-    return ErrorListing(errors, tried)
+    return ErrorListing(errors, tried, before)
