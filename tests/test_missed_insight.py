@@ -98,7 +98,7 @@ def test_a_run_that_made_its_changes_and_never_said_the_figure_learns_to_say_it(
     assert "the task expected the agent to say 1410, and no agent message did (calculate's answer at turn " \
         in run["lessons"][0]["detail"]
     page = pages[run["insights"][0]]
-    assert "# Tell the user the values the request asks for before ending" in page
+    assert "# Tell the user each value the request asks for as soon as you have it" in page
     assert "never told the user a value the task expected: 1 failed, 0 successful" in page
     assert "untold" not in runs["task-21-trial-0"]["patterns"]  # the success said it
 
