@@ -1311,6 +1311,32 @@ def _keyed(node, key: str = ""):
         yield key, node
 
 
+def _suggested_first(run: Run, by_n: dict, text: str) -> str:
+    """``The agent suggested it at turn N ("…") before any user message said "cancel" in any form; the
+    user first did at turn M.`` (offers.raised_first): the agent's message holds the sentence and a
+    form of the word, no user message before it does, and turn M is the first user message that does
+    (or none did before the change). Returns the text before it."""
+    m = re.search(r' The agent suggested it at turn (\d+) \("(.+?)"\) before any user message said "(\w+)" in any form'
+                  r'(?:; the user first did at turn (\d+)\.|, and none did before the (\S+) call\.)$', text)
+    if not m:
+        return text
+    from wikitrace.compilers.rules import _stem
+
+    n, word = int(m.group(1)), _stem(m.group(3))
+    said = by_n[n]
+    assert said.type == "message" and said.role == "assistant", text
+    assert m.group(2).rstrip("…") in " ".join((said.content or "").split()) and word in m.group(2).lower(), text
+    users = [t for t in run.turns if t.type == "message" and t.role == "user" and t.turn != 0]
+    holds = [t.turn for t in users if any(_stem(w) == word for w in re.findall(r"[a-z]+", (t.content or "").lower()))]
+    assert not [k for k in holds if k < n], text
+    if m.group(4):
+        assert holds and holds[0] == int(m.group(4)), text
+    else:
+        change = next(t for t in run.turns if t.type == "function_call" and t.name == m.group(5) and t.turn > n)
+        assert not [k for k in holds if k < change.turn], text
+    return text[:m.start()]
+
+
 def _check(run: Run, text: str, turns: list[int]) -> None:
     by_n = {t.turn: t for t in run.turns}
     assert all(n in by_n for n in turns), (text, turns)
@@ -1322,6 +1348,7 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         _rule_said(run, by_n, _rule_verdict(run, by_n, said))
     text = _why_said(run, by_n, text)
     text = _listed_both(by_n, text)
+    text = _suggested_first(run, by_n, text)
     if not text or _shown_said(run, by_n, text):
         return
     m = re.fullmatch(r"(\S+) at turn (\d+) was a change the task expected\.", text)
@@ -2439,6 +2466,10 @@ def test_a_change_nobody_asked_for_says_the_agent_raised_it_first(tmp_path):
     texts = [f.text for f in compile_offline(run).in_short]
     suggested, took_up = _turn_of(run, "You could cancel"), _turn_of(run, "cancel it then")
     fact = next(t for t in texts if "cancel_reservation at turn" in t and "went through" in t)
+    kf = next(f for f in compile_offline(run).in_short if f.text == fact)
+    _check(run, kf.text, kf.turns)
+    with pytest.raises(AssertionError):  # the word the user first said, a turn too early
+        _check(run, kf.text.replace(f"first did at turn {took_up}", f"first did at turn {took_up - 1}"), kf.turns)
     assert (f"The agent suggested it at turn {suggested} (\"You could cancel the reservation instead, since it has "
             f"travel insurance.\") before any user message said \"cancel\" in any form; the user first did at turn "
             f"{took_up}.") in fact
