@@ -552,3 +552,21 @@ def test_a_failed_submit_says_which_edits_it_handed_in_and_how_they_were_tested(
             assert not [t for t in turns if edit < t["turn"] and t.get("type") == "function_call"
                         and re.search(r"\d+ (passed|failed)", str(t.get("result"))) and "submit" not in str(t.get("name"))]
     assert said >= 3
+
+
+def test_a_change_page_whose_runs_had_no_test_programs_says_how_to_check_without_them(coding_out):
+    """Most failed SWE-agent runs here met 'javac/mvn: command not found': the submit page's check
+    says how to check a change with no test to run, and counts the runs that lacked the programs."""
+    import re
+
+    out, data, _steps = coding_out
+    (entry,) = [i for i in data["insights"] if i["key"] == "went-through|submit"]
+    assert "Where the shell lacks the programs that run the tests, check the change by reading the lines" in entry["advice"]
+    m = re.search(r"In (\d+) of the (\d+) failed runs here the shell could not find (.+?), so no test checked the change",
+                  " ".join(entry.get("counted") or []))
+    assert m, entry.get("counted")
+    failed = [r for r in data["runs"] if r["step"] in {s["step"] for s in entry["sources"] if s["outcome"] == "failure"}]
+    lacking = [r for r in failed if any(p.startswith("missing|") for p in r["patterns"])]
+    assert (int(m.group(1)), int(m.group(2))) == (len(lacking), len(failed)) and 2 * len(lacking) > len(failed)
+    assert set(re.split(r", | and ", m.group(3))) == {p.split("|", 1)[1] for r in lacking for p in r["patterns"]
+                                                     if p.startswith("missing|")}

@@ -90,3 +90,23 @@ def _say_apart(entry: dict, failed: list[dict], same: dict[str, list[dict]]) -> 
             break
     if apart:
         entry["guideline"] += _APART + "; ".join(apart) + "."
+
+
+def check_without(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+    """A change page whose failed runs mostly could not run the programs that test a change (the
+    shell found no ``javac``, no ``mvn``: ``missing|<program>`` patterns) says how to check it
+    without them, as the environment lesson does: its "check the change" cannot be done by a test."""
+    from ..compilers.insight_words import join
+
+    if not entry["key"].startswith("went-through|"):
+        return
+    failed = list({e["step"]: e for e, _l in members if e["outcome"] == "failure"}.values())
+    lacking = [e for e in failed if any(p.startswith("missing|") for p in e.get("patterns") or ())]
+    if not failed or 2 * len(lacking) <= len(failed):
+        return
+    programs = sorted({p.split("|", 1)[1] for e in lacking for p in e.get("patterns") or () if p.startswith("missing|")})
+    these = "the one failed run here" if len(failed) == 1 else f"{len(lacking)} of the {len(failed)} failed runs here"
+    entry["guideline"] = (f"{entry['guideline'].rstrip()} In {these} the shell could not find {join(programs, 4)}, so no "
+                          "test checked the change: where the shell lacks the programs that run the tests, check the change "
+                          "by reading the lines around each edit, searching that every name it writes is defined as "
+                          "written, and working the task's example through the changed lines by hand.")
