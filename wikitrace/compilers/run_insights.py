@@ -35,7 +35,7 @@ from .option_choices import option_insight, partial_reasons
 from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
                             last_said, rule_title, top_key, why_wrong)
-from .argument_places import sources
+from .argument_places import unseen_paths
 from .expected_calls import differences, expected_changes, made_as_expected, unasked_hand_off
 from .missed_insight import left_undone
 from .picked_values import picked
@@ -292,7 +292,7 @@ def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
     if broken:
         h = broken[0]
         return _rule_insight(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
-    unseen = sources(r, w).unseen
+    unseen = unseen_paths(r, w)
     if not unseen:
         return None
     keys = sorted(unseen)  # the paths, not their top keys: payment_methods' id may stand in a look-up, its amount not
@@ -349,8 +349,9 @@ def _unchecked(r: Reading, w: Call) -> str:
     unasked among several one answer listed, and values no earlier turn held."""
     chosen = _differing_keys(r, w, dict.fromkeys(top_key(p.path) for p in picked(r, w)))
     # the paths themselves: "payment_methods" alone would deny the payment_id a look-up had shown
-    differing = set(_differing_keys(r, w, {top_key(p) for p in sources(r, w).unseen}))
-    unseen = sorted(p for p in sources(r, w).unseen if top_key(p) in differing)
+    unseen = unseen_paths(r, w)
+    differing = set(_differing_keys(r, w, {top_key(p) for p in unseen}))
+    unseen = sorted(p for p in unseen if top_key(p) in differing)
     return ((f"; took {join(chosen, 3)} among several values an earlier answer listed, no user message naming "
              f"{'it' if len(chosen) == 1 else 'them'}" if chosen else "")
             + (f"; set {join(unseen, 3)} to {'a value' if len(unseen) == 1 else 'values'} no look-up or user message "
