@@ -36,7 +36,7 @@ from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
                             last_said, rule_title, top_key, why_wrong)
 from .argument_places import unseen_paths
-from .expected_calls import differences, expected_changes, made_as_expected, unasked_hand_off
+from .expected_calls import differences, expected_changes, expected_lookups, made_as_expected, unasked_hand_off
 from .missed_insight import left_undone
 from .picked_values import picked
 from .changes import edit_of
@@ -46,7 +46,7 @@ from .procedure_lessons import procedure_insight, procedure_key
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, rules_once, short_hash, verb
 from ..runs.errors import is_test_report
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, harness_reason, runs_a_command
-from .rules import has_rules
+from .rules import _CONFIRM_WORDS, _rules_of, _words, has_rules
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, shown_beside
 
@@ -85,8 +85,6 @@ def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
 def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
     """One lesson per rule of the system prompt, whichever call met it: kept by a run that
     succeeded, broken by one that failed (the contrast says which goes with the outcome)."""
-    from .rules import _CONFIRM_WORDS
-
     rule = clip_words(sentence, 300).replace('"', "'")
     if kept:
         asks = " (state the details, wait for the user's yes)" if _CONFIRM_WORDS.search(sentence) else ""
@@ -99,8 +97,6 @@ def _rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> Candida
 
 def rule_naming(r: Reading, name: str) -> str:
     """The system prompt's sentence that names most words of the tool (the first on a tie)."""
-    from .rules import _rules_of, _words
-
     words = _words(name.replace("_", " "))
     if r.system is None or not words:
         return ""
@@ -157,8 +153,6 @@ def _unlooked(r: Reading, also: str = "") -> CandidateInsight | None:
     names them) that asked the user, where the log's expected calls were look-ups only: it got
     there by stalling, not by checking, and the look-ups are the lesson (its tools exist: the log
     records them as what the task expected)."""
-    from .expected_calls import expected_changes, expected_lookups
-
     looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
     if any(not c.writes for c in r.calls) or not looks or expected_changes(r) != []:
         return None
@@ -316,8 +310,6 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     with the system prompt's rules on it quoted (those that name the action and one of its
     values, or else the rule that names the tool), since a call that goes through can still
     be the change the rules or the request did not allow."""
-    from .rules import _CONFIRM_WORDS
-
     v = changed_with(r, w)
     rules = list(dict.fromkeys(h.sentence for h in rules_once(r, w) if not _CONFIRM_WORDS.search(h.sentence)))[:2]
     rules = rules or [x for x in [rule_naming(r, w.name)] if x]
