@@ -16,9 +16,11 @@ from dataclasses import dataclass
 from itertools import combinations
 
 from .arguments import _NOT_JSON, _parsed
+from .consent import AGREES, answer_kind
 from .reading import Call, Reading, leaves
 from .rules import sentences
 from .schema import KeyFact
+from .stems import stem
 from .text import clip_words
 
 _MONEY = re.compile(r"\$\s?(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d{1,2}))?(?!\d|,\d)")
@@ -172,8 +174,6 @@ def _put_since_agreeing(r: Reading, yes: int) -> list:
     """The agent's messages the user's yes at turn ``yes`` answers: those since the user's last
     message before it, and further back while that message agreed too ("I'd like to proceed with
     these changes. Could the fee be waived?", then a yes to going ahead): one agreement, asked twice."""
-    from .consent import AGREES, answer_kind
-
     out = []
     changed = {x.n for x in r.calls if x.writes and not x.error}
     for t in reversed([t for t in r.run.turns if t.turn < yes]):
@@ -198,8 +198,6 @@ def yes_to_another_thing(r: Reading, c: Call) -> int | None:
     put = _put_since_agreeing(r, c.agreed_at)  # the latest first
     if not put:
         return None  # the yes followed no message of the agent's
-    from .stems import stem
-
     said_as_written = " ".join(t.content for t in put)
     text = said_as_written.lower()
     values = [str(v).strip().lower() for _p, v in leaves(c.turn.arguments) if not isinstance(v, bool)]

@@ -21,7 +21,22 @@ class ArgumentSources:
     unseen: list[str]  # argument paths no earlier turn showed (a key with any such part is listed only here)
 
 
+def unseen_paths(r: Reading, call: Call) -> list[str]:
+    """The argument paths no earlier turn showed, in order (``sources(r, call).unseen``): read off
+    the call's checks alone, without working out where every other value came from."""
+    return list(dict.fromkeys(a.path for a in check_arguments(r, call.turn) if a.unsourced))
+
+
 def sources(r: Reading, call: Call) -> ArgumentSources:
+    """``_sources`` worked out once per call: a run's lessons ask about the same change more than once."""
+    memo = r.memo.setdefault("argument_places.sources", {})
+    found = memo.get(call.n)
+    if found is None:
+        found = memo[call.n] = _sources(r, call)
+    return found
+
+
+def _sources(r: Reading, call: Call) -> ArgumentSources:
     """Which earlier tool showed each top-level argument, which came from the user, and the
     argument paths no earlier turn showed (a key with any such part is listed only there). A
     key is named with every place its values came from, by the same rule as a page's source
@@ -29,7 +44,7 @@ def sources(r: Reading, call: Call) -> ArgumentSources:
     with none. A free-form argument (an answer, a query) is one text: the last turn holding it."""
     by_turn = {c.n: c.name for c in r.calls}
     checks = check_arguments(r, call.turn)
-    unseen = list(dict.fromkeys(a.path for a in checks if a.unsourced))
+    unseen = unseen_paths(r, call)
     doubtful = {top_key(a.path) for a in checks if a.seen_at is None}  # unsourced, or held where no source is told
     names = frozenset(v.lower() for _p, v in leaves(call.turn.arguments) if isinstance(v, str) and len(v) > 2)
     placed: list[tuple[str, str]] = []  # (key, where): "user", or the tool or earlier call's label

@@ -34,6 +34,31 @@ _EARLY = ("first", "earlier", "earliest", "before", "older", "oldest", "sooner")
 _LATE = ("later", "latest", "last", "after", "younger", "youngest", "newer", "newest", "more recent", "more recently",
          "most recent", "most recently")
 _ORDER = re.compile(r"\b(" + "|".join(sorted(_EARLY + _LATE, key=len, reverse=True)) + r")\b", re.IGNORECASE)
+_ORDER_WORDS = tuple(sorted(_EARLY + _LATE, key=len, reverse=True))
+
+
+def _names_order(text: str) -> bool:
+    """Whether ``_ORDER`` finds a word in ``text``. An ASCII text is searched word by word in its
+    lower case (a substring scan each), not by the pattern: its leading word boundary hides the
+    words' first letters from the engine, which then tries every alternative at every offset,
+    a tenth of a millisecond for a task statement of every run."""
+    if not text.isascii():
+        return _ORDER.search(text) is not None
+    low = text.lower()
+    for word in _ORDER_WORDS:
+        at = low.find(word)
+        while at != -1:
+            end = at + len(word)
+            if (at == 0 or not _word_char(low[at - 1])) and (end == len(low) or not _word_char(low[end])):
+                return True
+            at = low.find(word, at + 1)
+    return False
+
+
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 _NEGATION = re.compile(r"\b(?:not|never|neither|nor)\b|n't\b", re.IGNORECASE)
 
 
@@ -92,7 +117,7 @@ def reversed_conclusions(r: Reading) -> list[KeyFact]:
     """Conclusions in the agent's own words that name the other side than their own years pick,
     where the task asks which comes first or last (elsewhere the word answers nothing asked)."""
     out: list[KeyFact] = []
-    if not _ORDER.search(r.run.task.instruction or ""):
+    if not _names_order(r.run.task.instruction or ""):
         return out
     for turn, text in _own_words(r):
         for c in conclusions(text):

@@ -24,6 +24,7 @@ import re
 from functools import lru_cache
 from typing import Iterable
 
+from .expected_calls import differences
 from .insight_words import is_hand_off
 from .reading import Reading, runs_a_command
 from .rule_blocks import _blocks, _loosely_names
@@ -75,8 +76,6 @@ def _differing_parts(r: Reading, tool: str, name: str) -> list[frozenset[str]]:
     """What a list or object argument of the run's changes with ``tool`` held that the log's expected
     call did not, by the thing each differing part names (``amount`` of ``payment_methods[1].amount``);
     empty when the log has no expected call to compare with, or the argument itself is what differs."""
-    from .expected_calls import differences
-
     parts: list[frozenset[str]] = []
     for c in r.calls:
         if c.name != tool or not c.writes or c.error:

@@ -92,17 +92,30 @@ def offline_facts(run: Run) -> list[KeyFact]:
     return list(offline_lessons(run).shown_facts)
 
 
+def _parts() -> tuple:
+    """The offline compiler's steps ``_lessons`` runs, imported at the first run made here (the
+    reader's, or one the reader did not make): the build's main process imports this module
+    before its first request and never needs them. Kept once imported: six imports inside
+    ``_lessons`` cost a dozen microseconds a run."""
+    global _PARTS
+    if _PARTS is None:
+        from .in_short import NOTHING_SETTLED, in_short
+        from .offline import chosen_items
+        from .run_insights import insights_for
+        from .run_patterns import patterns_of
+        from .trial_record import decisive
+        from .value_rules import value_rules
+
+        _PARTS = (NOTHING_SETTLED, in_short, chosen_items, insights_for, patterns_of, decisive, value_rules)
+    return _PARTS
+
+
+_PARTS: tuple | None = None
+
+
 def _lessons(run: Run) -> tuple:
     """OfflineLessons' fields, made as ``compile_offline`` makes them."""
-    # imported at the first run made here (the reader's, or one the reader did not make): the
-    # build's main process imports this module before its first request and never needs them
-    from .in_short import NOTHING_SETTLED, in_short
-    from .offline import chosen_items
-    from .run_insights import insights_for
-    from .run_patterns import patterns_of
-    from .trial_record import decisive
-    from .value_rules import value_rules
-
+    NOTHING_SETTLED, in_short, chosen_items, insights_for, patterns_of, decisive, value_rules = _parts()
     reading, chosen = chosen_items(run, with_notes=False)  # the notes are the offline page's alone
     facts = in_short(reading)
     patterns = patterns_of(reading)

@@ -19,6 +19,7 @@ from .arguments import check_arguments
 from .named_source import named_source
 from .phrase_match import name_with_middle, observation_words, phrase_span, words_of
 from .reading import Call, Reading, leaves
+from .rules import _CONFIRM_WORDS
 from .told_numbers import _last_key
 from .arguments import _parsed
 from .insight_parts import rules_once
@@ -103,8 +104,6 @@ def check_notes(r: Reading, c: Call) -> tuple[list[str], bool]:
             flagged = True
             notes.append(f"`{a.path}` is {_val(a.value)}: no earlier observation, user message or call holds "
                          f"this value.")
-    from .rules import _CONFIRM_WORDS
-
     for hit in rules_once(r, c):
         if hit.broken:
             flagged = True

@@ -20,6 +20,7 @@ from datetime import datetime
 from functools import lru_cache
 
 from .arguments import _parsed as parsed_answer  # one cached parse per answer text, shared
+from .expected_calls import expected_lookups
 from .reading import Reading, t_is_user
 from .stems import stem as _stem
 from .schema import KeyFact
@@ -164,8 +165,6 @@ def unchecked(r: Reading) -> KeyFact | None:
     its noun: "Gold member" of "silver/gold member") that no answer of the run could check, because
     the run made none of the look-ups the log records as expected (the tools were there to call).
     None when any answer gives a field the noun names, or the log records no expected look-up."""
-    from .expected_calls import expected_lookups
-
     if r.system is None or not r.has_interlocutor:
         return None
     looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))

@@ -10,6 +10,7 @@ import re
 from .insight_parts import kind_of_tasks, make_insight, rules_once, short_hash
 from .insight_words import clip_words, rule_title
 from .reading import Call, Reading
+from .rules import _CONFIRM_WORDS, _rules_of, _words
 from .schema import CandidateInsight
 
 RULE_TITLE = "Keep the rule: "  # a rule lesson's title opens so, the rule's words after it
@@ -38,8 +39,6 @@ def hand_off_insight(r: Reading, w: Call, success: bool) -> CandidateInsight:
 def rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> CandidateInsight:
     """One lesson per rule of the system prompt, whichever call met it: kept by a run that
     succeeded, broken by one that failed (the contrast says which goes with the outcome)."""
-    from .rules import _CONFIRM_WORDS
-
     rule = clip_words(sentence, 300).replace('"', "'")
     if kept:
         asks = " (state the details, wait for the user's yes)" if _CONFIRM_WORDS.search(sentence) else ""
@@ -52,8 +51,6 @@ def rule_insight(r: Reading, sentence: str, detail: str, kept: bool) -> Candidat
 
 def rule_naming(r: Reading, name: str) -> str:
     """The system prompt's sentence that names most words of the tool (the first on a tie)."""
-    from .rules import _rules_of, _words
-
     words = _words(name.replace("_", " "))
     if r.system is None or not words:
         return ""

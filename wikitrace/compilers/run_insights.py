@@ -34,7 +34,7 @@ from .option_choices import option_insight, partial_reasons
 from .verdict_evidence import verdict_insight
 from .insight_words import (WHY_WRONG, clip_words, expected_answer, free_form, gives_answer, is_hand_off, join,
                             last_said, top_key, why_wrong)
-from .argument_places import sources
+from .argument_places import unseen_paths
 from .expected_calls import differences, made_as_expected
 from .missed_insight import left_undone
 from .picked_values import picked
@@ -45,6 +45,7 @@ from .insight_parts import kind_of_tasks, main_edit, make_insight, rules_once, v
 from ..runs.errors import is_test_report
 from .reading import _SHELL_TOOLS, Call, Reading, _head_word, harness_reason, runs_a_command
 from .rule_lessons import hand_off_insight, rule_insight, rule_naming
+from .rules import _CONFIRM_WORDS
 from .success_insights import success_insights
 from .schema import MAX_INSIGHTS, CandidateInsight
 from .text import clip, shown_beside
@@ -82,7 +83,7 @@ def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
     if broken:
         h = broken[0]
         return rule_insight(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
-    unseen = sources(r, w).unseen
+    unseen = unseen_paths(r, w)
     if not unseen:
         return None
     keys = sorted(unseen)  # the paths, not their top keys: payment_methods' id may stand in a look-up, its amount not
@@ -106,8 +107,6 @@ def _went_through_insight(r: Reading, w: Call) -> CandidateInsight:
     with the system prompt's rules on it quoted (those that name the action and one of its
     values, or else the rule that names the tool), since a call that goes through can still
     be the change the rules or the request did not allow."""
-    from .rules import _CONFIRM_WORDS
-
     v = changed_with(r, w)
     rules = list(dict.fromkeys(h.sentence for h in rules_once(r, w) if not _CONFIRM_WORDS.search(h.sentence)))[:2]
     rules = rules or [x for x in [rule_naming(r, w.name)] if x]
@@ -139,8 +138,9 @@ def _unchecked(r: Reading, w: Call) -> str:
     unasked among several one answer listed, and values no earlier turn held."""
     chosen = _differing_keys(r, w, dict.fromkeys(top_key(p.path) for p in picked(r, w)))
     # the paths themselves: "payment_methods" alone would deny the payment_id a look-up had shown
-    differing = set(_differing_keys(r, w, {top_key(p) for p in sources(r, w).unseen}))
-    unseen = sorted(p for p in sources(r, w).unseen if top_key(p) in differing)
+    unseen = unseen_paths(r, w)
+    differing = set(_differing_keys(r, w, {top_key(p) for p in unseen}))
+    unseen = sorted(p for p in unseen if top_key(p) in differing)
     return ((f"; took {join(chosen, 3)} among several values an earlier answer listed, no user message naming "
              f"{'it' if len(chosen) == 1 else 'them'}" if chosen else "")
             + (f"; set {join(unseen, 3)} to {'a value' if len(unseen) == 1 else 'values'} no look-up or user message "

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .error_insights import error_insight, missing_programs
-from .expected_calls import expected_changes, unasked_hand_off
+from .expected_calls import expected_changes, expected_lookups, unasked_hand_off
 from .insight_parts import kind_of_tasks, lookups_before, make_insight, verb
 from .insight_words import is_hand_off, join, last_said
 from .option_choices import option_insight
@@ -51,8 +51,6 @@ def _unlooked(r: Reading, also: str = "") -> CandidateInsight | None:
     names them) that asked the user, where the log's expected calls were look-ups only: it got
     there by stalling, not by checking, and the look-ups are the lesson (its tools exist: the log
     records them as what the task expected)."""
-    from .expected_calls import expected_changes, expected_lookups
-
     looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
     if any(not c.writes for c in r.calls) or not looks or expected_changes(r) != []:
         return None

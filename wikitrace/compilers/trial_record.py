@@ -17,19 +17,20 @@ import re
 import unicodedata
 
 from ..runs.errors import tests_passed
-from .arguments import is_chosen, is_verdict
+from .arguments import check_arguments, is_chosen, is_verdict
 from .change_facts import RULED
 from .edit_lines import edit_lines
 from .expected_calls import made_as_expected, missed_changes, unasked_hand_off
 from .expected_outputs import told
 from .insight_parts import edits_of
-from .insight_words import answer_seen_in, expected_answer, gives_answer, named_by, report_message
+from .insight_words import answer_seen_in, expected_answer, gives_answer, named_by, report_message, top_key
 from .offered_names import naming_page, unsent_offers
 from .refusal_cites import declined, refused
 from .model_cost import model_cost
 from .reading import Call, Reading, harness_reason, is_read_only, leaves
 from .test_edits import test_only_edits
 from .unseen_names import unseen_names
+from .value_sources import credited
 from .task_words import answer_origin
 from .text import clip, folded_words
 
@@ -142,10 +143,6 @@ def _sources(r: Reading, c: Call) -> dict[str, str]:
     out itself came from none of them, so its argument gets no source)."""
     if not isinstance(c.turn.arguments, dict):
         return {}
-    from .arguments import check_arguments
-    from .insight_words import top_key
-    from .value_sources import credited
-
     out = {}
     for key, places in credited(r, c).items():
         paths = [a.path for a in check_arguments(r, c.turn) if top_key(a.path) == key]
