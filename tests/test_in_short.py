@@ -1348,7 +1348,7 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         _rule_said(run, by_n, _rule_verdict(run, by_n, said))
     text = _why_said(run, by_n, text)
     text = _listed_both(by_n, text)
-    text = _suggested_first(run, by_n, text)
+    text = _suggested_first(run, by_n, text) if text else text
     if not text or _shown_said(run, by_n, text):
         return
     m = re.fullmatch(r"(\S+) at turn (\d+) was a change the task expected\.", text)
