@@ -82,7 +82,7 @@ def test_taking_a_value_unasked_is_no_advice_where_successful_runs_took_it_so_to
     pages = _cancels(tmp_path, ["the one to denver", "whichever goes to denver", "please cancel RB41XK",
                                 "the denver one, thanks"], succeeded=[3])
     assert "ask which one" not in pages
-    assert "came unasked among several values one answer listed in 2 of 3 runs here, and so it did in successful runs" \
+    assert "came unasked among several values one answer listed in 2 of 3 failed runs here, and so it did in successful runs" \
         in pages
 
 
