@@ -359,7 +359,7 @@ def test_an_unproven_argument_leads_marked_with_its_rule_and_the_successful_runs
 
 def test_a_rule_lesson_keeps_its_rule_first_when_the_argument_fact_does_not_separate():
     """A rule page's runs broke that rule for sure; an argument most of them also sent otherwise,
-    not shown to set them apart, follows the rule's own advice instead of leading the page."""
+    not shown to set them apart, is a finding under Evidence, not advice leading the page."""
     rule_key, rule = "rule|ab12cd34ef", ('Check each state-changing call against this rule of the system prompt before '
                                          'making it: "Two certificates may not pay for one trip."')
     failed = [_travel(k, False, [_args("bags")], [rule_key]) for k in range(3)] + [
@@ -369,8 +369,9 @@ def test_a_rule_lesson_keeps_its_rule_first_when_the_argument_fact_does_not_sepa
                                guideline=rule)
     won = [_travel(10, True, [_args("fare")], []), _travel(11, True, [], [])]
     entry = next(e for e in gather(failed + won) if e["key"] == rule_key)
-    assert entry["guideline"].startswith(rule), entry["guideline"]
-    assert "`bags`, is not shown to set these failed runs apart from the successful ones" in entry["guideline"]
+    assert entry["guideline"] == rule, entry["guideline"]  # the argument that differed is no advice of the rule's
+    assert any("`bags`, is not shown to set these failed runs apart from the successful ones" in line
+               for line in entry["set_aside"])
 
 
 def test_failed_runs_that_made_no_call_lead_with_it_and_what_successful_runs_looked_up():

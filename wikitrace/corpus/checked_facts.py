@@ -320,7 +320,11 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     rest = fact_leads.unrepeated(entry["guideline"], text) if own else entry["guideline"]
     if not proven and entry["key"].startswith(("error|", "rule|")):
         # an error's or a rule's own advice is what its runs met (or broke) for sure: a fact not shown
-        # to separate follows it
+        # to separate follows it; arguments that differed from the expected call are another matter
+        # than the error or the rule (the seats an error refused, not the payment sent): a finding only
+        if kind == "arguments":
+            entry["set_aside"] = entry.get("set_aside", []) + [text]
+            return
         entry["guideline"] = f"{rest} {text}"
     else:
         entry["guideline"] = f"{text} {rest}"
