@@ -325,3 +325,20 @@ def test_every_hidden_character_is_escaped_even_in_a_one_line_value():
             assert chr(cp) not in controls.visible(value), hex(cp)
             assert chr(cp) not in controls.json_visible(json.dumps(value, ensure_ascii=False)), hex(cp)
     assert controls.visible("café — naïve") == "café — naïve"
+
+
+def test_json_pages_escape_as_json_visible_does():
+    """The page writer tells JSON text json.dumps wrote that needs no escape by two scans
+    (ASCII, no DEL): every other character of the hidden set must still reach json_visible."""
+    from wikitrace import controls
+    from wikitrace.corpus.pages import _json_text
+
+    for first, last in controls.RANGES:
+        for cp in range(first, last + 1):
+            record = {"content": f"id-{chr(cp)}-x", "turn": 1}
+            for text in (json.dumps(record, ensure_ascii=False),
+                         json.dumps(record, ensure_ascii=False) + "\n" + json.dumps(record) + "\n"):
+                assert _json_text(text) == controls.json_visible(text), hex(cp)
+                assert chr(cp) not in _json_text(text) or chr(cp) == "\n", hex(cp)
+    plain = json.dumps({"a": "b\tc\nd", "n": [1, 2.5, None]}, ensure_ascii=False) + "\n"
+    assert _json_text(plain) is plain

@@ -128,7 +128,6 @@ class Redactor:
         ``carry`` (a one-item list shared by the strings of one record, in order) joins a key
         split over two fields: when a string ends in a key, the key-like start of the next
         one is its other half."""
-        counts = counts if counts is not None else Counter()
         if len(text) >= 8:
             done = self._done.get(text)
             if done is None:
@@ -138,12 +137,13 @@ class Redactor:
                         self._done.clear()
                     self._done[text] = done
             text = done[0]
-            for kind, n in done[1]:
-                counts[kind] += n
+            if counts is not None:  # none asked for (each string of a compilation): no Counter made
+                for kind, n in done[1]:
+                    counts[kind] += n
         if carry is None:
             return text
         if carry[0]:
-            text = _other_half(text, carry[0], counts)
+            text = _other_half(text, carry[0], counts if counts is not None else Counter())
             carry[0] = None
         if text.endswith("]"):
             m = rules.ENDS_IN_KEY.search(text)

@@ -65,14 +65,15 @@ def md_plain(text: str) -> str:
     return _MD_ESCAPED.sub(r"\1", text)
 
 
-_BACKTICKS = re.compile("`+")
-
-
 def fence(value) -> str:
     """``value`` in a fenced code block longer than any backtick run inside it, so a
     viewer shows the text exactly and nothing in it can become a link."""
     text = "" if value is None else str(value)
-    longest = max(map(len, _BACKTICKS.findall(text)), default=0) if "`" in text else 0
+    # the longest run is the longest string of backticks the text holds: a substring search
+    # or two, not a regex list of every run (the same policy text is on every turns page)
+    longest = 0
+    while "`" * (longest + 1) in text:
+        longest += 1
     marks = "`" * max(3, longest + 1)
     return f"{marks}text\n{text.rstrip(chr(10))}\n{marks}"
 

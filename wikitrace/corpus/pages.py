@@ -48,6 +48,14 @@ class PageWriteError(RuntimeError):
     """Writing pages into the corpus failed (disk full, permissions, a broken template)."""
 
 
+def _json_text(text: str) -> str:
+    """``json_visible`` of JSON text that ``json.dumps`` wrote without indent: every control
+    character below space is escaped in it, so the only one left raw is the newline between
+    records, which stays. ASCII text then holds a character to escape only as DEL, told by
+    two scans in C; the check for any text is several passes (a log line by line)."""
+    return text if text.isascii() and "\x7f" not in text else json_visible(text)
+
+
 def _original(run, step: str) -> tuple[str, str] | None:
     suffix = original_suffix(run)
     if suffix is None:
@@ -59,8 +67,9 @@ def _original(run, step: str) -> tuple[str, str] | None:
     if suffix == "txt":
         return path, visible(str(original))
     if suffix == "jsonl":
-        return path, json_visible("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in original))
-    return path, json_visible(json.dumps(original, ensure_ascii=False, sort_keys=True) + "\n")
+        return path, _json_text("".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in original))
+    # the newline added after the check: a text of one line passes the check for any text in one pass
+    return path, _json_text(json.dumps(original, ensure_ascii=False, sort_keys=True)) + "\n"
 
 
 def run_paths(run, step: str, refs: list) -> list[str]:
@@ -76,7 +85,7 @@ def run_paths(run, step: str, refs: list) -> list[str]:
 def run_pages(run, comp, step: str, refs: list, mount: str, templates: Path | None) -> list[tuple[str, str]]:
     """Every file of one compiled run as (path in the corpus, text), in the order they are
     written: pages that link to others come after them where the links allow."""
-    pages = [(layout.raw_log(step), json_visible(dumps_turns(run.turns)))]
+    pages = [(layout.raw_log(step), _json_text(dumps_turns(run.turns)))]
     original = _original(run, step)
     if original is not None:  # the record as the harness wrote it (after redaction)
         pages.append(original)

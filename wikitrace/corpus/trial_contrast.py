@@ -64,10 +64,11 @@ def _unread(entry: dict, call: dict, keys: list[str]) -> str:
     return fetched
 
 
-def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[int], bool]:
+def failure_line(entry: dict, won: list[dict], total: int, compare=compare) -> tuple[str, list[int], bool]:
     """The line of a failure whose task has a successful trial: where it parted from the
     successful trial closest to it (fewest differences; the earliest on a tie), a difference
-    every successful trial shares first."""
+    every successful trial shares first. ``compare``: trial_compare.compare, or one that
+    remembers its answers (``lines``)."""
     line = _Line(entry["step"])
     ranked = sorted(won, key=lambda w: (len(compare(w, entry)), layout.id_number(w["step"])))
     best = ranked[0]
@@ -124,6 +125,22 @@ def failure_line(entry: dict, won: list[dict], total: int) -> tuple[str, list[in
     return f"{who} {theirs}; {mine}.", turns, bool(d.ref.get("file"))
 
 
+def _remembered():
+    """``compare``, made once per pair of entries: a task's lines compare the same pairs up to
+    three times. Only for one ``lines`` call (the entries do not change during it); the lists
+    it hands out are shared, and no caller changes them."""
+    made: dict[tuple[int, int], list] = {}
+
+    def remembered(ref: dict, other: dict) -> list:
+        key = (id(ref), id(other))
+        diffs = made.get(key)
+        if diffs is None:
+            diffs = made[key] = compare(ref, other)
+        return diffs
+
+    return remembered
+
+
 def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
     """step -> (line, this run's turns it cites, whether it takes the place of restating facts),
     for every run with a trial of the other outcome among ``entries`` (the runs of one task),
@@ -131,6 +148,7 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
     wins = [e for e in entries if e["outcome"] == "success"]
     fails = [e for e in entries if e["outcome"] == "failure"]
     out = {}
+    compare = _remembered()  # each (success, failure) pair is compared by both lines, and to rank
     if not fails:
         for e in wins:  # no failure to set them against: where two successes wrote one place otherwise, say so
             other = _other_success(e, wins)
@@ -138,7 +156,7 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
                 out[e["step"]] = other
         return out
     for e in wins:
-        out[e["step"]] = success_line(e, fails, wins)
+        out[e["step"]] = success_line(e, fails, wins, compare)
         said_no = declined_line(e, fails)
         if said_no is not None:
             text, turns, restates = out[e["step"]]
@@ -146,7 +164,7 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
     mistakes = made_by(entries) if len(fails) > 1 else {}
     for e in fails:  # a failure's mistake other trials made too, after where it parted from a success
         again = recurring(e, entries, mistakes) if len(fails) > 1 else None
-        made = failure_line(e, wins, len(entries)) if wins else None
+        made = failure_line(e, wins, len(entries), compare) if wins else None
         if made is not None and again is not None:
             said = again[0]
             if made[0].endswith(LEAD_ENDS) and said.endswith(f": {ANSWER_DO}."):

@@ -85,7 +85,7 @@ def _unfound(answer: dict) -> str:
     return ", which no look-up of this run returned"
 
 
-def success_line(entry: dict, failed: list[dict], won: list[dict] = ()) -> tuple[str, list[int], bool]:
+def success_line(entry: dict, failed: list[dict], won: list[dict] = (), compare=compare) -> tuple[str, list[int], bool]:
     """The line of a success whose task has failed trials: what to do, from the difference that
     parts the successful trials (``won``, this one among them) from most of the failed ones."""
     line = _Line(entry["step"])
