@@ -443,6 +443,8 @@ def test_a_look_up_successful_runs_made_before_the_change_is_what_the_page_says_
     assert ("Look with get_reservation_details and search_direct_flight, then call update_reservation_flights, "
             "taking cabin from the task statement;") in what_to_do
     assert "- [step-0000](../compilation/step-0000.md) (success): turn 6: update_reservation_flights" in page
+    # the contrast's counts (6 failed, 6 successful whose change went through) are the joined Sources
+    assert "The runs counted there are the ones under Sources." in page and "## Runs behind the counts" not in page
     assert ("- [step-0006](../compilation/step-0006.md) (failure): turn 5: update_reservation_flights went through"
             in page)
     assert ("- Of the runs whose update_reservation_flights call went through, those that had called "

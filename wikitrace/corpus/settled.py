@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 
-from . import layout
+from . import layout, run_counts
 
 _HERE = re.compile(r"(?<!failed )(?<!successful )(?<!scored )\bruns? here\b")
 
@@ -70,6 +70,15 @@ def _recipe(guideline: str, runs: int) -> str:
     return f"{who} settled the task this way: {body}"
 
 
+def _recount(contrast: dict, before: list[dict], sources: list[dict]) -> None:
+    """The runs behind the contrast's counts, said again against the joined Sources: the successful
+    runs that made the change are now partly the page's own."""
+    for outcome, side in (contrast.get("counted") or {}).items():
+        own = [s["step"] for s in before if s["outcome"] == outcome] if side["sources"] else []
+        runs = [{"step": st} for st in sorted({*side["steps"], *own}, key=layout.id_number)]
+        contrast["counted"][outcome] = run_counts.counted_runs(sources, {outcome: runs})[outcome]
+
+
 def fold(out: list[dict], apart: dict[str, str], groups: dict[str, list[tuple[dict, dict]]], task_of) -> list[dict]:
     """Joins each settled way to its change lesson's entry: sources, counts and tasks of both, the
     recipe after the check's own advice, and one group (step order) for what reads it next."""
@@ -82,7 +91,9 @@ def fold(out: list[dict], apart: dict[str, str], groups: dict[str, list[tuple[di
         gone.add(sub)
         members = sorted(groups[iid] + groups.pop(sub), key=lambda m: layout.id_number(m[0]["step"]))
         groups[iid] = members
-        main["sources"] = sorted(main["sources"] + way["sources"], key=lambda s: layout.id_number(s["step"]))
+        before = main["sources"]
+        main["sources"] = sorted(before + way["sources"], key=lambda s: layout.id_number(s["step"]))
+        _recount(main.get("contrast") or {}, before, main["sources"])
         main["counts"] = {k: main["counts"][k] + way["counts"][k] for k in main["counts"]}
         main["tasks"] = len({task_of(e) for e, _l in members})
         # what the check's page said of "the runs here" so far was of its failed runs only
