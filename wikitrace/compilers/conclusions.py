@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from .claim_facts import _own_words
 from .reading import Reading
 from .schema import KeyFact
-from .text import clip
+from .text import clip, stands_alone
 
 _YEAR = r"\b(?:1\d{3}|20\d{2})\b"
 _LABEL = r"[^()\d<>=\n]{1,80}?"
@@ -45,18 +45,7 @@ def _names_order(text: str) -> bool:
     if not text.isascii():
         return _ORDER.search(text) is not None
     low = text.lower()
-    for word in _ORDER_WORDS:
-        at = low.find(word)
-        while at != -1:
-            end = at + len(word)
-            if (at == 0 or not _word_char(low[at - 1])) and (end == len(low) or not _word_char(low[end])):
-                return True
-            at = low.find(word, at + 1)
-    return False
-
-
-def _word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
+    return any(stands_alone(word, low) for word in _ORDER_WORDS)
 
 
 _NEGATION = re.compile(r"\b(?:not|never|neither|nor)\b|n't\b", re.IGNORECASE)

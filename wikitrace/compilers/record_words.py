@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from .arguments import _parsed
 from .reading import Call, Reading, leaves
-from .text import clip_words
+from .text import clip_words, stands_alone
 from .told_numbers import _last_key
 
 FIELDS_SHOWN = 3
@@ -51,14 +51,7 @@ def _holds_phrase(words: tuple[str, ...], low: str) -> bool:
     most values are one word, and a pattern compiled for each cost more than the test."""
     if len(words) > 1:
         return _phrase(words).search(low) is not None
-    word = words[0]
-    at = low.find(word)
-    while at != -1:
-        end = at + len(word)
-        if (at == 0 or not _joins(low[at - 1])) and (end == len(low) or not _joins(low[end])):
-            return True
-        at = low.find(word, at + 1)
-    return False
+    return stands_alone(words[0], low, _joins)
 
 
 def _joins(ch: str) -> bool:

@@ -114,3 +114,20 @@ def first_line(text: str | None, limit: int = 90) -> str:
     lines = [line.strip() for line in (text or "").splitlines() if line.strip()]
     line = failure_line(text) or next((x for x in lines if _FAILURE_WORD.search(x)), lines[0] if lines else "")
     return clip(generic(line), limit).replace('"', "'")  # shown in double quotes itself
+
+
+def _word_char(ch: str) -> bool:
+    return ch.isalnum() or ch == "_"  # what a pattern's \w matches in text
+
+
+def stands_alone(word: str, text: str, joins=_word_char) -> bool:
+    """``word`` in ``text`` with no character ``joins`` accepts either side (a word character by
+    default): the places it occurs tested by hand, where a pattern compiled per word, or one led by
+    a word boundary, costs more than the few places the word is found."""
+    at = text.find(word)
+    while at != -1:
+        end = at + len(word)
+        if (at == 0 or not joins(text[at - 1])) and (end == len(text) or not joins(text[end])):
+            return True
+        at = text.find(word, at + 1)
+    return False

@@ -18,6 +18,7 @@ from functools import lru_cache
 from .arguments import _NOT_JSON, _parsed
 from .reading import Reading, is_read_only, leaves, t_is_user
 from .renderings import _ISO_DATE, rendering_pattern
+from .text import stands_alone
 
 
 @lru_cache(maxsize=256)
@@ -134,27 +135,11 @@ def _names_no_answer_held(r: Reading, before: int) -> set[str]:
         said = [t for t in r.facts if t.turn < before and t_is_user(t)]
 
         def held(name: str) -> bool:  # only the facts holding the name are read (a name is one word)
-            return any(f.turn < before and f.type == "function_call" and _as_word(name, r.lower(f))
+            return any(f.turn < before and f.type == "function_call" and stands_alone(name, r.lower(f))
                        for f in (r.facts[k] for k in r.facts_holding(name)))
 
         found = r.memo[key] = {n for t in said for n in _names_written(t.content or "") if not held(n)}
     return found
-
-
-def _is_word_char(ch: str) -> bool:
-    return ch.isalnum() or ch == "_"  # what a pattern's \w matches in text
-
-
-def _as_word(word: str, text: str) -> bool:
-    """``word`` in ``text`` with no word character either side: the places it occurs tested by
-    hand, where a pattern compiled per name cost more than the few places it is found."""
-    at = text.find(word)
-    while at != -1:
-        end = at + len(word)
-        if (at == 0 or not _is_word_char(text[at - 1])) and (end == len(text) or not _is_word_char(text[end])):
-            return True
-        at = text.find(word, at + 1)
-    return False
 
 
 def _user_words(r: Reading, before: int) -> tuple[list, str, str]:
@@ -242,7 +227,7 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
         if mark not in low:
             continue
         sentences = [s for s in _SENTENCE.split(low) if s.strip()]
-        named = _as_word
+        named = stands_alone
         for n in names:
             # the name beside the value in one sentence, and never beside another candidate in the message
             if any(chosen.lower() in s and named(n, s) and not any(o in s for o in others) for s in sentences) and \
