@@ -568,5 +568,8 @@ def test_a_change_page_whose_runs_had_no_test_programs_says_how_to_check_without
     failed = [r for r in data["runs"] if r["step"] in {s["step"] for s in entry["sources"] if s["outcome"] == "failure"}]
     lacking = [r for r in failed if any(p.startswith("missing|") for p in r["patterns"])]
     assert (int(m.group(1)), int(m.group(2))) == (len(lacking), len(failed)) and 2 * len(lacking) > len(failed)
-    assert set(re.split(r", | and ", m.group(3))) == {p.split("|", 1)[1] for r in lacking for p in r["patterns"]
-                                                     if p.startswith("missing|")}
+    # each program with the number of those runs that lacked it: not every run lacked every one
+    said = dict(re.findall(r"(\S+) \((\d+) runs?\)", m.group(3)))
+    assert {p: int(n) for p, n in said.items()} == {
+        p: sum(f"missing|{p}" in r["patterns"] for r in lacking)
+        for p in {q.split("|", 1)[1] for r in lacking for q in r["patterns"] if q.startswith("missing|")}}

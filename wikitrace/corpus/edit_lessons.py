@@ -9,6 +9,8 @@ trial edited the same file, what it wrote there that the failed run did not (tri
 
 from __future__ import annotations
 
+from collections import Counter
+
 from ..compilers.call_kinds import FILE_EDIT
 from ..compilers.failing_end import FAILING_END
 from ..templates import md_plain
@@ -104,9 +106,12 @@ def check_without(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     lacking = [e for e in failed if any(p.startswith("missing|") for p in e.get("patterns") or ())]
     if not failed or 2 * len(lacking) <= len(failed):
         return
-    programs = sorted({p.split("|", 1)[1] for e in lacking for p in e.get("patterns") or () if p.startswith("missing|")})
+    met = Counter(p.split("|", 1)[1] for e in lacking for p in set(e.get("patterns") or ()) if p.startswith("missing|"))
     these = "the one failed run here" if len(failed) == 1 else f"{len(lacking)} of the {len(failed)} failed runs here"
-    entry["guideline"] = (f"{entry['guideline'].rstrip()} In {these} the shell could not find {join(programs, 4)}, so no "
+    # each program with the runs that lacked it: not every run lacked every one
+    named = join([f"{p} ({n} run{'s' if n != 1 else ''})" if len(lacking) > 1 else p
+                  for p, n in sorted(met.items(), key=lambda kv: (-kv[1], kv[0]))], 4)
+    entry["guideline"] = (f"{entry['guideline'].rstrip()} In {these} the shell could not find {named}, so no "
                           "test checked the change: where the shell lacks the programs that run the tests, check the change "
                           "by reading the lines around each edit, searching that every name it writes is defined as "
                           "written, and working the task's example through the changed lines by hand.")
