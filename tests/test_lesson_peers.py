@@ -144,3 +144,21 @@ def test_a_model_merging_a_change_page_is_given_the_check_not_the_settled_way(tm
     assert taught == {"went-through|update_reservation_baggages", "procedure|update_reservation_baggages"}
     lesson = members_text([went], data["runs"])[went["id"]]
     assert lesson["title"].startswith("Before update_reservation_baggages") and "settle" not in lesson["guideline"]
+
+
+def test_a_successful_trial_that_answered_with_a_tool_the_failed_one_never_called_says_to_answer():
+    """A QA trial that never answered (the harness stopped it) against one that answered with
+    Finish: the difference is the answer given, said as such, not 'call Finish and get its answer'."""
+    from wikitrace.corpus.trials import Decisions, differences, instruction, summarise
+
+    won = Decisions(did={"Search", "Finish", "said|Finish|shown", "query|Search|task"})
+    lost = Decisions(did={"Search", "query|Search|task"})
+    texts = differences(summarise([won]), summarise([lost]), "the failed run")
+    assert "answered with Finish, which the failed run never did" in texts
+    assert "called Finish without an error, which the failed run never did" not in texts
+    assert instruction("answered with Finish, which the failed run never did") == \
+        "give an answer with Finish before the run ends"
+    # a tool no answer was given with is still a call to make
+    texts = differences(summarise([Decisions(did={"Search", "Lookup"})]), summarise([Decisions(did={"Search"})]),
+                        "the failed run")
+    assert texts == ["called Lookup without an error, which the failed run never did"]

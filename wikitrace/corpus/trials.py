@@ -155,7 +155,9 @@ def differences(wins: Summary, fails: Summary, them: str) -> list[str]:
     failed one did, and for a tool both changed with, an argument whose values match none of
     the other side's (neither holds the other's scalars) or one set on one side only. Either
     side may be one run (a summary of one) or several."""
-    out = [_called(t, them) for t in sorted(wins.did_all - fails.did_any)]
+    answered = {t.split("|")[1] for t in wins.did_any if t.startswith("said|")}  # a tool the answer was given with
+    out = [f"answered with {t}, which {them} never did" if t in answered else _called(t, them)
+           for t in sorted(wins.did_all - fails.did_any)]
     for tool in sorted(set(wins.counts) & set(fails.counts)):
         (low, high), (flow, fhigh) = wins.counts[tool], fails.counts[tool]
         if high < flow or low > fhigh:
@@ -256,6 +258,7 @@ class Trials:
 # what the other side did, as an instruction: each phrase ``differences`` writes, by its shape
 _DO = [
     (r"called (\S+) without an error, which .+ never did", r"call \1 and get its answer"),
+    (r"answered with (\S+), which .+ never did", r"give an answer with \1 before the run ends"),
     (r"ran (\S+) without an error, which .+ never did", r"run \1 and get its output"),
     (r"viewed (\S+), which .+ never did", r"read \1 before changing it"),
     (r"ran a test command that passed as a whole, which .+ never did", r"run the tests and see them pass before settling"),
