@@ -42,7 +42,7 @@ def test_the_commonest_fact_about_the_answer_leads_a_wrong_answer_lesson_counted
     assert entry["guideline"] == (
         "Before giving an answer that a reflection you were given already names, find a look-up whose text shows it "
         "answers the question; in 3 of the 8 failed runs here, the answer was one that a reflection the run was given "
-        "already named. It is the commonest checked fact among these failed runs, not a proven cause: it is checked "
+        "already named as a name of its own, and the question did not. It is the commonest checked fact among these failed runs, not a proven cause: it is checked "
         "only on failed runs, so no successful run is counted against it. Keep looking.")
     assert entry["checked"]["steps"] == ["step-0000", "step-0001", "step-0002"]
 

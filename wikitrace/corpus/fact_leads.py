@@ -42,7 +42,8 @@ OWN = {
     "planned-look-up": ("the answer was a name the task or the agent had planned to look up with {tool}, and no "
                         "{tool} call sent it",
                         "make the look-up you planned for the answer before giving it"),
-    "reflected-answer": ("the answer was one that a reflection the run was given already named",
+    "reflected-answer": ("the answer was one that a reflection the run was given already named as a name of its "
+                         "own, and the question did not",
                          "before giving an answer that a reflection you were given already names, find a look-up "
                          "whose text shows it answers the question"),
     "opening-form": ("the answer added words to the expected one or dropped some, and a look-up before it opened "
