@@ -562,7 +562,7 @@ def test_a_change_page_whose_runs_had_no_test_programs_says_how_to_check_without
     out, data, _steps = coding_out
     (entry,) = [i for i in data["insights"] if i["key"] == "went-through|submit"]
     assert "Where the shell lacks the programs that run the tests, check the change by reading the lines" in entry["advice"]
-    m = re.search(r"In (\d+) of the (\d+) failed runs here the shell could not find (.+?), so no test checked the change",
+    m = re.search(r"In (\d+) of the (\d+) failed runs here the shell could not find (.+?)(?=[:.](?: |$))",
                   " ".join(entry.get("counted") or []))
     assert m, entry.get("counted")
     failed = [r for r in data["runs"] if r["step"] in {s["step"] for s in entry["sources"] if s["outcome"] == "failure"}]

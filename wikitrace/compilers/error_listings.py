@@ -1,6 +1,6 @@
 """Where a name appeared only in errors (a failed look-up's list of near names), said for every
 error that listed it, not for the first alone, and with the call that then sent it, or that none
-did: a reader told "only in the error at turn 4" would not know whether the agent took it up.""" 
+did: a reader told "only in the error at turn 4" would not know whether the agent took it up."""
 
 from __future__ import annotations
 

@@ -74,7 +74,6 @@ class OfflineCompiler:
         return compile_offline(run)
 
 
-
 _NAMED_TURNS = re.compile(r"(?<!its )\bturns? (\d+(?:(?:, | and )\d+)*)")
 
 

@@ -223,6 +223,10 @@ def _counted_subject(contrast: dict) -> str:
 
 INSIGHT_TEMPLATE = "insight.md.j2"
 COUNTED_LINKED = 10  # runs outside a page's Sources linked per outcome under its contrast; the rest are named
+FAILED_LINKED = 5  # runs linked per lesson the failed runs that ended a procedure's way teach; the rest are named
+_SOURCES_HEADING = "\n## Sources\n"
+
+
 def lessons_instead(contrast: dict, titles: dict[str, str]) -> list[dict]:
     """What the successful runs that met a lesson's pattern teach, one line per lesson (most runs
     first, then by id; the runs teaching none last): its runs counted over every combination of
@@ -242,10 +246,6 @@ def lessons_instead(contrast: dict, titles: dict[str, str]) -> list[dict]:
                     "runs": runs[iid], "pages": [(st, layout.compilation_doc(st)) for st in shown],
                     "more": runs[iid] - len(shown)})
     return out
-
-
-FAILED_LINKED = 5  # runs linked per lesson the failed runs that ended a procedure's way teach; the rest are named
-_SOURCES_HEADING = "\n## Sources\n"
 
 
 def _source_lines(sources: list[dict], link: layout.Linker) -> str:

@@ -111,7 +111,7 @@ def check_without(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     # each program with the runs that lacked it: not every run lacked every one
     named = join([f"{p} ({n} run{'s' if n != 1 else ''})" if len(lacking) > 1 else p
                   for p, n in sorted(met.items(), key=lambda kv: (-kv[1], kv[0]))], 4)
-    entry["guideline"] = (f"{entry['guideline'].rstrip()} In {these} the shell could not find {named}, so no "
-                          "test checked the change: where the shell lacks the programs that run the tests, check the change "
+    entry["guideline"] = (f"{entry['guideline'].rstrip()} In {these} the shell could not find {named}: "
+                          "where the shell lacks the programs that run the tests, check the change "
                           "by reading the lines around each edit, searching that every name it writes is defined as "
                           "written, and working the task's example through the changed lines by hand.")
