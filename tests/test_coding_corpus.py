@@ -573,3 +573,19 @@ def test_a_change_page_whose_runs_had_no_test_programs_says_how_to_check_without
     assert {p: int(n) for p, n in said.items()} == {
         p: sum(f"missing|{p}" in r["patterns"] for r in lacking)
         for p in {q.split("|", 1)[1] for r in lacking for q in r["patterns"] if q.startswith("missing|")}}
+
+
+def test_a_missing_path_got_past_names_the_search_that_found_it(coding_out):
+    """The lesson for a path that does not exist says to search for it: its success's case and
+    source line name the search that returned the path the next call sent."""
+    out, data, _steps = coding_out
+    (entry,) = [i for i in data["insights"] if i["key"] == "error|missing-path"]
+    found = [s for s in entry["sources"] if ", on a path find_file returned at turn 2" in s["detail"]]
+    assert found and found[0]["outcome"] == "success", entry["sources"]
+    page = (out / "insight" / f"{entry['id']}.md").read_text()
+    cases = page.split("## Cases\n", 1)[1].split("\n## ", 1)[0]
+    assert "a later open call went through at turn 3, on a path find_file returned at turn 2." in cases
+    turns = [json.loads(ln) for ln in (out / "raw" / found[0]["step"] / "solver.full.jsonl").read_text().splitlines()]
+    (search,) = [t for t in turns if t["turn"] == 2]
+    (opened,) = [t for t in turns if t["turn"] == 3]
+    assert search["name"] == "find_file" and opened["arguments"].split()[1] in search["result"]

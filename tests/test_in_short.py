@@ -1539,10 +1539,16 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert call.name == m.group(1) and not call.is_error and run.outcome.success, text
         return
     m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turn (\d+); a later (.+?) call went through at turn (\d+)(, sending "
-                     r".+)?(; the failed call had sent its text inside quote marks, this one none)?\.", text)
+                     r".+)?(; the failed call had sent its text inside quote marks, this one none)?"
+                     r"(?:, on a path (\S+) returned at turn (\d+))?\.", text)
     if m:
         assert by_n[int(m.group(3))].name == m.group(1) and int(m.group(5)) > int(m.group(3)), text
         assert m.group(4) == (m.group(2) or m.group(1)), text
+        if m.group(8):  # a call between the two whose answer holds a path the later call sent
+            found, later = by_n[int(m.group(9))], by_n[int(m.group(5))]
+            assert found.name == m.group(8) and int(m.group(3)) < found.turn < later.turn and not found.is_error, text
+            sent = re.findall(r"[\w.-]*[/.][\w./-]*\w", str(later.arguments))
+            assert any(p in (found.result or "") for p in sent), text
         return
     if _check_qa_fact(run, text):
         return

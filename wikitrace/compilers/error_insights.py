@@ -190,8 +190,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                             "path the search returns.",
                             f"In {kind_of_tasks(r)}, whenever a path a call names does not exist.",
                             f"turn {err.n}: {v} named a path that does not exist; "
-                            + (f"a later {err.name} call went through at turn {found.n}" if found is not None
-                               else f"did not call {err.name} again") + changed_after(r, err),
+                            + (f"a later {err.name} call went through at turn {found.n}{found_by(r, err, found)}"
+                               if found is not None else f"did not call {err.name} again") + changed_after(r, err),
                             found is not None)
     if runs_a_command(err.turn):
         # a command's later success says little about this error: the advice is the message's own,
@@ -345,3 +345,18 @@ def _met_at(r: Reading, err: Call) -> str:
     key = error_key(err)
     first = next(c.n for c in r.calls if c.error and c.n <= err.n and error_key(c) == key)
     return f"turn {err.n}" + (f" (first met at turn {first})" if first < err.n else "")
+
+
+_PATHISH = re.compile(r"[\w.-]*[/.][\w./-]*\w")  # a word with a slash or a dot inside: a path or a file name
+
+
+def found_by(r: Reading, err: Call, found: Call) -> str:
+    """``, on a path find_file returned at turn 2``: the call between a missing path and the call that
+    got past it whose answer held the path that call sent (the search the lesson advises), or ""."""
+    sent = [m.group() for v in ([found.turn.arguments] if isinstance(found.turn.arguments, str) else
+                                [x for _p, x in leaves(found.turn.arguments) if isinstance(x, str)])
+            for m in _PATHISH.finditer(v) if "/" in m.group() or len(m.group()) > 4]
+    for c in r.calls:
+        if err.n < c.n < found.n and not c.error and c.turn.result and any(p in str(c.turn.result) for p in sent):
+            return f", on a path {c.name} returned at turn {c.n}"
+    return ""

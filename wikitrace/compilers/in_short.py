@@ -27,6 +27,7 @@ from .claimed_changes import unmade_claims
 from .code_facts import chosen_purchase, edited_still_failing, fixed_then_passed, partial_score, passed_yet_failed, ran_name, said_back, what_changed
 from .claim_facts import count_facts, limit_facts, wrong_comparisons
 from .conclusions import reversed_conclusions
+from .error_insights import found_by
 from .error_listings import listed_in_errors
 from .expected_outputs import untold_fact
 from .got_past import got_past
@@ -404,6 +405,7 @@ def _got_past(r: Reading) -> list[KeyFact]:
             how = f", sending \"{listed[' '.join(sent.split()).casefold()]}\", a name the error had listed"
         if _in_quote_marks(err.turn.arguments) and not any(q in sent for q in _QUOTES):
             how += "; the failed call had sent its text inside quote marks, this one none"
+    how = how or found_by(r, err, fix)  # the search between them that returned the path it then sent
     note, shown = retry_note(r, err, fix)  # a value sent that nothing had shown, and where the right one came from
     return [KeyFact(f"{ran_name(err)} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at turn {fix.n}"
                     f"{how}{note}.", [err.n, fix.n] + shown)]
