@@ -67,8 +67,9 @@ def test_a_refusal_the_run_then_went_against_is_not_said_to_be_what_it_did(tmp_p
     [fact] = [f.text for f in compile_offline(run).in_short]
     sent = _turn_of(run, "reservation cannot be cancelled")
     assert fact.startswith("Make no change (the task expected no change): ") and "as this run did" not in fact
-    assert (f"; yet this run sent cancel_reservation at turn {sent}, which answered with an error, so no change went "
-            "through") in fact
+    assert (f"; yet this run sent cancel_reservation at turn {sent}, which answered with an error (\"Error: reservation "
+            "cannot be cancelled\"), so no change went through: the tool's refusal, not the agent's, kept the run from "
+            "the change") in fact
 
 
 def test_two_rules_naming_the_value_alike_quote_neither(tmp_path):
