@@ -754,8 +754,9 @@ def test_an_expected_look_up_never_made_is_named(tmp_path):
     run = _tau(tmp_path, [_agent("Your flight is on 2024-06-09.")], reward=0.0,
                actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}},
                         {"name": "get_user_details", "kwargs": {"user_id": "lena_vogt_3017"}}])
+    given = _turn_of(run, "lena_vogt_3017, reservation")
     assert _facts(run) == ['The task expected the look-up get_user_details(user_id="lena_vogt_3017"), and the run '
-                           "never made it."]
+                           f'never made it; the user had given "lena_vogt_3017" at turn {given}.']
 
 
 @pytest.mark.parametrize("own, missed", [
@@ -1601,11 +1602,16 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert named and any(not any(t.name == e["name"] and t.arguments == e["arguments"] for t in made)
                              for e in named), text
         return
-    m = re.fullmatch(r"The task expected the look-ups? (.+), and the run never made (?:it|them)\.", text)
+    m = re.fullmatch(r"The task expected the look-ups? (.+), and the run never made (?:it|them)"
+                     r"(?:; the user had given (.+))?\.", text)
     if m:  # each named look-up is one the task expected and no call of the run made with those arguments
         lookups = [e for e in expected or [] if e not in changes and f"{e['name']}(" in m.group(1)]
         assert lookups and not all(any(t.name == e["name"] and t.arguments == e["arguments"] and not t.is_error
                                        for t in run.turns if t.type == "function_call") for e in lookups), text
+        for value, n in re.findall(r'"(.+?)" at turn (\d+)', m.group(2) or ""):  # the first user message holding it
+            said = [t.turn for t in run.turns if t.type == "message" and t.role == "user"
+                    and re.search(rf"(?<!\w){re.escape(value.lower())}(?!\w)", (t.content or "").lower())]
+            assert said and said[0] == int(n) and any(value in json.dumps(e["arguments"]) for e in lookups), text
         return
     m = re.fullmatch(r"(\S+) at turn (\d+) went through, though the task expected no \1 call, and the run still "
                      r"succeeded\.", text)

@@ -17,9 +17,10 @@ from .insight_words import is_hand_off, join
 from .lookup_coverage import unlooked
 from .listed_apart import listed_apart_note
 from .offers import agreed_unmade, raised_first, unmade_offer
-from .reading import Call, Reading, leaves
+from .reading import Call, Reading, leaves, t_is_user
 from . import rule_reasons, rule_refusals
 from .schema import KeyFact
+from .text import stands_alone
 from .shown_conflicts import past_note, shown_conflicts
 from .unshown_values import empty_lookup_note, expected_note, out_of_reach_note, unsearched_note
 
@@ -143,6 +144,19 @@ def _differing_args(r: Reading, c: Call, diffs) -> list[str]:
 def unread_facts(r: Reading) -> list[KeyFact]:
     """The look-ups the task expected and the run never made: a record it acted or answered without."""
     unread = [e for e in missed_lookups(r) if not only_arithmetic(e["arguments"])]
+    if not unread:
+        return []
+    # what those look-ups take that the user had written: the run had it, and asked on or went without
+    given: dict[str, int] = {}
+    for e in unread[:2]:
+        for _p, v in leaves(e["arguments"]):
+            if isinstance(v, str) and len(v) >= 3 and v not in given:
+                said = next((u.turn for u in r.run.turns if t_is_user(u) and stands_alone(v.lower(), (u.content or "").lower())),
+                            None)
+                if said is not None:
+                    given[v] = said
+    told = join([f"\"{v}\" at turn {n}" for v, n in given.items()], 3)
     return [KeyFact(f"The task expected the look-up{'s' if len(unread) > 1 else ''} "
                     f"{join([call_text(e) for e in unread], 2)}, and the run never made "
-                    + ("it." if len(unread) == 1 else "them."))] if unread else []
+                    + ("it" if len(unread) == 1 else "them") + (f"; the user had given {told}" if given else "") + ".",
+                    sorted(set(given.values())))]
