@@ -1489,7 +1489,7 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         if e:
             _only_in_errors(run, given, e.group(1), at)
         e = re.search(r", though no page the run read before answering holds (.+), which the question names\.", text)
-        if e:  # in_short._untied: each name is the question's, and no look-up before the answer holds it whole
+        if e:  # answer_facts._untied: each name is the question's, and no look-up before the answer holds it whole
             names = re.findall(r'"([^"]+)"', e.group(1))
             read = [t.result for t in run.turns if t.turn < at and t.type == "function_call" and not t.is_error
                     and t.result]
