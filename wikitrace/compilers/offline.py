@@ -30,8 +30,6 @@ Insights (run_insights.py) name the run's own tools, argument keys, errors and r
 
 from __future__ import annotations
 
-import re
-
 from ..runs.errors import failure_line, tests_passed
 from ..runs.model import Run
 from .base import CompileStats
@@ -56,7 +54,7 @@ from .trial_record import decisive
 from .arguments import FREE_FORM, check_arguments
 from .reading import Call, Reading, command_of, harness_reason, leaves, read_run
 from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
-from .text import clip, quote_of, short_task
+from .text import clip, named_turns, quote_of, short_task
 
 
 class OfflineCompiler:
@@ -74,15 +72,6 @@ class OfflineCompiler:
         return compile_offline(run)
 
 
-_NAMED_TURNS = re.compile(r"(?<!its )\bturns? (\d+(?:(?:, | and )\d+)*)")
-
-
-def named_turns(text: str) -> set[int]:
-    """The run's own turn numbers a text names ("turn 4", "turns 1, 2 and 6"; not another run's
-    "its turn 3")."""
-    return {int(n) for m in _NAMED_TURNS.finditer(text) for n in re.findall(r"\d+", m.group(1))}
-
-
 def compile_offline(run: Run) -> Compilation:
     reading, chosen = chosen_items(run)
     # a look-up error the run got past is how it found its way, not why it failed: the insights still
@@ -96,8 +85,8 @@ def compile_offline(run: Run) -> Compilation:
     facts = in_short(reading)
     # the calls the page shows: at turns its items link, or that its facts and notes name
     cited = {n for i in shown for n in (*i.evidence.turns, *i.covers)} | {n for f in facts for n in f.turns}
-    cited |= named_turns(" ".join(t for i in shown for t in (i.evidence.decision, i.evidence.support,
-                                                                 *i.evidence.notes)))
+    cited |= set(named_turns(" ".join(t for i in shown for t in (i.evidence.decision, i.evidence.support,
+                                                                     *i.evidence.notes))))
     calls = reading.calls
     errors = sum(1 for c in calls if c.error)
     tools = list(dict.fromkeys(c.name for c in calls))

@@ -131,3 +131,12 @@ def stands_alone(word: str, text: str, joins=_word_char) -> bool:
             return True
         at = text.find(word, at + 1)
     return False
+
+
+# "turn 4", "turns 1, 2 and 6": a run's own turns a sentence names (not another run's "its turn 3")
+TURN_NUMBERS = re.compile(r"(?<!its )\bturns?\s+(\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)")
+
+
+def named_turns(text: str) -> list[int]:
+    """Every turn number ``text`` names, in the order it names them."""
+    return [int(n) for m in TURN_NUMBERS.finditer(text) for n in re.findall(r"\d+", m.group(1))]

@@ -268,7 +268,7 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
     evidence: list[str] = []
     # the counted lead ``mistake`` restates: its own instruction says the same less exactly
     superseded = (entry.get("checked") or {}).get("said", "")
-    recipe = action(entry.get("recipe", ""))  # settled.fold: the successful runs' way to the change
+    recipe = action(entry.pop("recipe", ""))  # settled.fold: the successful runs' way to the change (no field kept)
     for s in sentences(entry["guideline"]):
         if not counted(s):
             advice.append(s.replace(_POINTER, ""))

@@ -22,7 +22,7 @@ from types import SimpleNamespace
 
 from ..compilers.in_short import NOTHING_SETTLED
 from ..compilers.schema import KeyFact
-from ..compilers.text import clip
+from ..compilers.text import clip, named_turns
 from ..compilers.rule_lessons import rule_opening
 from ..templates import md_plain
 from . import layout
@@ -30,7 +30,6 @@ from .applies import key_tool, task_of
 
 SHOWN = 3  # cases per page
 WIDTH = 600  # characters of a fact kept
-_TURNS = re.compile(r"\bturns?\s+(\d+(?:(?:,\s*|,?\s+and\s+)\d+)*)")
 _FAILING = re.compile(r"\b(?:fail(?:ed|s)?|errors?)\b", re.I)  # a fact about a call failing
 _FIRST_MET = re.compile(r"\bfirst met at turn (\d+)")
 _FAILED_AT = re.compile(r"\bfailed at turns? \d")  # a call failing, not a failed trial: "cd (mvn) failed at turn 5"
@@ -60,7 +59,7 @@ def lesson_fact(comp, lesson) -> dict:
     every = [f for f in getattr(comp, "in_short", ()) or () if f.text not in _UNSETTLED]
     facts = every
     tool, kind = key_tool(key), key.split("|", 1)[0]
-    turns = {int(n) for span in _TURNS.findall(lesson.detail or "") for n in re.findall(r"\d+", span)}
+    turns = set(named_turns(lesson.detail or ""))
     if kind == "error" and key.count("|") == 1:  # a class of error (a program missing): no tool to name
         facts = [f for f in facts if turns & set(f.turns) and _FAILED_AT.search(f.text)]
     elif tool:
@@ -92,8 +91,8 @@ def lesson_fact(comp, lesson) -> dict:
 def _first_met(detail: str) -> int | None:
     """The turn an error lesson's detail says the run first met it: "turn 32 (first met at turn 30):
     …" -> 30, "turn 20: got past it at turn 23 …" -> 20 (later turns name other calls)."""
-    m = _FIRST_MET.search(detail) or _TURNS.search(detail)
-    return int(re.match(r"\d+", m.group(1)).group()) if m else None
+    m = _FIRST_MET.search(detail)
+    return int(m.group(1)) if m else next(iter(named_turns(detail)), None)
 
 
 def _call_words(key: str, tool: str, outcome: str) -> list[str]:
