@@ -279,8 +279,11 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
             advice.append(do)
     if mistake and _opening(mistake):  # advice opening as the mistake's does ("Before X, ...") says the same, less exactly
         advice = [s for s in advice if _opening(s) != _opening(mistake)]
-    ordered = [s for s in advice if _TRIGGER.match(s)][:1] or [s for s in advice if not _pointer(s)][:1] or advice[:1]
-    ordered += [mistake] if mistake else [s for s in advice if s not in ordered and s != recipe][:1]
+    # a mistake said as what to do when the page's error comes (passed_errors.merge) is the trigger itself
+    ordered = [mistake] if _TRIGGER.match(mistake) else (
+        [s for s in advice if _TRIGGER.match(s)][:1] or [s for s in advice if not _pointer(s)][:1] or advice[:1])
+    ordered += [mistake] if mistake and mistake not in ordered else [
+        s for s in advice if s not in ordered and s != recipe][:1]
     if recipe in advice and recipe not in ordered:  # how successful runs made the change: after the check
         ordered.append(recipe)
     if instead and instead not in ordered:

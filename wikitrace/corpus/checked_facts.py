@@ -19,10 +19,10 @@ from collections import Counter
 from ..compilers.missed_insight import UNTOLD
 from ..compilers.rule_lessons import rule_opening
 from ..compilers.run_insights import GENERIC_CHECK
-from . import fact_leads, run_counts
+from . import fact_leads, passed_errors, run_counts
 from .fisher import verdict
 from .fact_weights import (FAILED_ONLY, NAMES_ITEMS, aside_note, item_words, leans_to_failure, on_same_tools,
-                           weak_note, with_item)
+                           shared_item, top_item, weak_note, with_item)
 from .success_ways import SuccessWays
 
 NAMED = 3  # arguments or tools named in the lead, most often first (all are counted)
@@ -224,7 +224,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
                         sources.setdefault(name, Counter())[came.pop()] += 1
             elif about and kind not in examples:
                 examples[kind] = about[0]
-    missed = _top(items["missed-change"])
+    missed = top_item(items["missed-change"])
     if missed and ways is not None and ways.made_without(with_item(runs_of["missed-change"], "missed-change", missed),
                                                          missed):
         del runs_of["missed-change"]  # a successful trial of their task did without that change: no lead to make it
@@ -251,8 +251,8 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
     if usable:
         kind = min(fact_leads.narrowest(usable))[2]
     elif leaning := [a for a in sorted(aside) if leans_to_failure(runs_of[a[2]], won.get(a[2], []), failed,
-                                                                       won_runs, _shared(items.get(a[2]), runs_of[a[2]]), a[2])
-                                    and (a[2] not in items or _shared(items.get(a[2]), runs_of[a[2]]))]:
+                                                                       won_runs, shared_item(items.get(a[2]), runs_of[a[2]]), a[2])
+                                    and (a[2] not in items or shared_item(items.get(a[2]), runs_of[a[2]]))]:
         kind = weak = leaning[0][2]  # none separates: the most specific fact still leads, said as unproven
     elif not aside:  # no fact covers most of them: the commonest one leads, counted as the part it is
         kind = weak = minority = _commonest(runs_of, won, failed, won_runs, preference, _key_tool(entry["key"]))
@@ -281,7 +281,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         return
     own = fact_leads.lead(kind, runs_of[kind], failed)
     named = items.get(kind, Counter())
-    top = _top(named)
+    top = top_item(named)
     if kind != "missed-change" and top and 2 * named[top] <= len(runs_of[kind]):
         top = ""  # an argument most of the counted runs do not share is not the one to check
     again = kind == "missed-change" and made_it and top == tool
@@ -318,7 +318,11 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
                     f"shown to set {these} apart from the successful ones. In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}. "
                     f"{counts[0].upper()}{counts[1:]}")
     rest = fact_leads.unrepeated(entry["guideline"], text) if own else entry["guideline"]
-    if not proven and entry["key"].startswith(("error|", "rule|")):
+    if minority is None and passed_errors.got_past(entry, members):  # the error did not stop them: the fact leads
+        entry["guideline"] = passed_errors.guideline(
+            entry, own[0].split("; in ", 1)[0] if own else do, run_counts.part_of(runs_of[kind], failed), said[kind],
+            note if weak is not None else "", rest, len(failed))
+    elif not proven and entry["key"].startswith(("error|", "rule|")):
         # an error's or a rule's own advice is what its runs met (or broke) for sure: a fact not shown
         # to separate follows it; arguments that differed from the expected call are another matter
         # than the error or the rule (the seats an error refused, not the payment sent): a finding only
@@ -330,17 +334,6 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         entry["guideline"] = f"{text} {rest}"
     entry["checked"] = {"kind": fact_leads.kind_of(kind), "steps": [e["step"] for e in runs_of[kind]], "said": said[kind],
                         "tasks": run_counts.tasks(runs_of[kind])}
-
-
-def _top(named: Counter | None) -> str:
-    """The argument or tool named most often (the first by name on a tie), or ""."""
-    return min(named, key=lambda a: (-named[a], a)) if named else ""
-
-
-def _shared(named: Counter | None, hit: list[dict]) -> str:
-    """The argument or tool named most often when more than half of ``hit`` name it, or ""."""
-    top = _top(named)
-    return top if top and 2 * named[top] > len(hit) else ""
 
 
 def _commonest(runs_of: dict[str, list[dict]], won: dict[str, list[dict]], failed: list[dict],

@@ -8,6 +8,8 @@ made or missed, successful runs count only where their fact is on a tool the fai
 
 from __future__ import annotations
 
+from collections import Counter
+
 from . import fact_leads, run_counts
 from .fisher import ALPHA, fisher_tails
 
@@ -122,3 +124,14 @@ def _tools_of(runs: list[dict], kind: str) -> set[str]:
 
 def _and(names: list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + f" or {names[-1]}"
+
+
+def top_item(named: Counter | None) -> str:
+    """The argument or tool named most often (the first by name on a tie), or ""."""
+    return min(named, key=lambda a: (-named[a], a)) if named else ""
+
+
+def shared_item(named: Counter | None, hit: list[dict]) -> str:
+    """The argument or tool named most often when more than half of ``hit`` name it, or ""."""
+    top = top_item(named)
+    return top if top and 2 * named[top] > len(hit) else ""

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from . import conditions, failed_only_facts, layout, run_counts, settled
+from . import conditions, failed_only_facts, layout, passed_errors, run_counts, settled
 from .advice_fit import weigh as weigh_advice
 from .quoted_tally import quoted_plainly
 from .advice_cut import action, cut as cut_advice
@@ -323,7 +323,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             said, runs = claim if claim[0] else (said, runs)
         if not said:
             said, runs = verdict_misused(entry, of_kind[kind_of_entry[entry["id"]]])
-        if said:
+        said = passed_errors.merge(entry, said)
+        if runs:
             entry["mistake_runs"] = runs
         stopped_at(entry, of_kind[kind_of_entry[entry["id"]]])
         trial_advice = instead_sentence(entry)

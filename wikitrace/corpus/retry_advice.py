@@ -16,6 +16,7 @@ _GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:c
                        r"(?: from .+)?"
                        r"|with the amounts in .+|as .+)\)(?:; the message named the (.+?) values? sent)?"
                        r"(?:; " + re.escape(DEAD_END) + r")?$")
+NOT_ENOUGH = "Getting the call through is not enough"  # opens the count of runs that got past it and failed
 _NAMED = re.compile(r"; the message named the (.+?) values? sent$")
 
 
@@ -69,7 +70,7 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
     if runs == 1:
         entry["guideline"] = f"{head}, {said}."
         return
-    entry["guideline"] = (f"{head}, {said}. Getting the call through is not enough: "
+    entry["guideline"] = (f"{head}, {said}. {NOT_ENOUGH}: "
                           + (f"{run_counts.part_of(got_past, [e for e, _l in failed])} got past it and still failed "
                              f"({ways})" if mixed else
                              f"the {run_counts.runs_of(got_past, paren=True)} here that got past it all failed ({ways})")

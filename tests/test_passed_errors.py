@@ -1,0 +1,90 @@
+"""An error every failed run got past is not what those runs failed on: the checked fact they
+share leads the page, said as what to do when the error comes, and the error's own advice
+follows (corpus/passed_errors.py). Where a failed run never got past the error, the error's
+advice keeps leading."""
+
+from __future__ import annotations
+
+from wikitrace.corpus.insights import gather
+
+KEY = "error|book_trip|Error: balance too low"
+OWN = "When book_trip answers \"Error: balance too low\", call book_trip again with payment_id changed."
+# the error's advice once its failed runs got past it and still failed (corpus/retry_advice.py)
+RETRY = ("check the call's arguments against the request and the records looked up before calling book_trip again, "
+         "or tell the user it cannot be done.")
+PAST = "turn 5: got past it at turn 7 (with payment_id changed)"
+STUCK = "turn 5: tried other arguments, never got past it"
+RULE = {"kind": "rule", "about": ["book_trip", "bags", '"Two bags travel free."', "arguments"]}
+ARGS = {"kind": "arguments", "about": ["book_trip.bags"]}
+
+
+def _run(k: int, success: bool, facts: list[dict], detail: str = PAST, key: str = KEY) -> dict:
+    """A run entry as corpus.json keeps it: its lesson, the patterns it met, its checked facts."""
+    return {"step": f"step-{k:04d}", "run_id": f"r{k}", "task_id": f"t{k}", "instruction": f"please book trip {k}",
+            "task_type": "travel", "apps": None, "outcome": "success" if success else "failure", "title": "",
+            "patterns": [key], "facts": facts,
+            "lessons": [{"key": key, "title": "When book_trip answers \"Error: balance too low\", call it again",
+                         "guideline": OWN, "applicability": "In travel tasks, whenever book_trip answers with this error.",
+                         "detail": detail, "worked": detail == PAST}]}
+
+
+def _successes() -> list[dict]:  # of other lessons: the error's page has only failed sources
+    return [_run(20 + k, True, [], "turn 4", "went-through|book_trip") for k in range(4)]
+
+
+def _page(runs: list[dict]) -> dict:
+    return next(e for e in gather(runs) if e["key"] == KEY)
+
+
+def test_a_rule_every_failed_run_broke_after_getting_past_the_error_leads_and_titles_the_page():
+    entry = _page([_run(k, False, [RULE]) for k in range(3)] + _successes())
+    assert entry["title"] == ("When book_trip answers \"Error: balance too low\", check the system prompt's rule on "
+                              "`bags` against the record it acts on")
+    assert entry["advice"] == (
+        "When book_trip answers \"Error: balance too low\", check the system prompt's rule on `bags` against the record "
+        f"it acts on: \"Two bags travel free.\" To get past the error itself, {RETRY}"), entry["advice"]
+    # the retry's own count says the runs got past it and failed: said once
+    counted = " ".join(entry["counted"])
+    assert counted.count("Getting the call through is not enough") == 1, counted
+    assert "failed all the same" not in counted, counted
+
+
+def test_the_one_failed_run_that_got_past_the_error_is_said_to_have_failed_on_the_fact():
+    entry = _page([_run(0, False, [RULE])] + _successes())
+    assert entry["advice"].startswith("When book_trip answers \"Error: balance too low\", check the system prompt's "
+                                      "rule on `bags`"), entry["advice"]
+    assert ("The one failed run here got past this error and failed all the same: the book_trip change differed from "
+            "the task's expected one where the system prompt's rule on `bags` decides it (it sent other values).") \
+        in entry["counted"], entry["counted"]
+
+
+def test_a_failed_run_that_never_got_past_the_error_keeps_the_errors_advice_first():
+    runs = [_run(k, False, [RULE]) for k in range(2)] + [_run(2, False, [RULE], STUCK)] + _successes()
+    entry = _page(runs)
+    assert entry["advice"].startswith(f"When book_trip answers \"Error: balance too low\", {RETRY}"), entry["advice"]
+    assert "failed all the same" not in " ".join([entry["guideline"], *entry.get("counted", [])])
+    assert entry["title"].endswith("against the request and the records looked up before calling it again"), \
+        entry["title"]
+
+
+def test_an_argument_the_failed_runs_sent_wrong_is_said_once_as_what_to_do_when_the_error_comes():
+    """The counted mistake (the argument, with its count and the runs behind it) becomes the page's
+    opening; its instruction is not said a second time in What to do."""
+    entry = _page([_run(k, False, [ARGS]) for k in range(3)] + _successes())
+    advice = entry["advice"]
+    assert advice.startswith("When book_trip answers \"Error: balance too low\", check the `bags` you send against the "
+                             "request and the records looked up: it differed from the task's expected call in 3 of the "
+                             "3 failed runs here"), advice
+    assert advice.count("`bags`") == 1 and "Before book_trip" not in advice, advice
+    assert entry["mistake_runs"]["steps"] == ["step-0000", "step-0001", "step-0002"]
+    assert entry["title"] == "When book_trip answers \"Error: balance too low\", check `bags` against what the user asked for"
+
+
+def test_a_page_with_a_successful_source_that_met_the_error_is_not_rewritten_for_its_failed_ones_alone():
+    """Only the failed sources are asked whether they got past it: a success among them changes
+    nothing of the rule."""
+    runs = [_run(k, False, [RULE]) for k in range(3)] + [_run(9, True, [])] + _successes()
+    entry = _page(runs)
+    assert entry["advice"].startswith("When book_trip answers \"Error: balance too low\", check the system prompt's "
+                                      "rule on `bags`"), entry["advice"]
+    assert "passed_lead" not in entry
