@@ -51,7 +51,7 @@ def test_fields_the_agents_later_words_name_each_look_up_its_own():
 def test_words_after_another_record_was_fetched_are_about_this_one_only_when_they_name_it():
     """Three reservations looked up, then "downgrade all passengers from business to economy": that
     is about the last one fetched, not each whose cabin was business (tau step-0165); a sentence
-    naming an earlier one by its id is still about it, and the first sentence after each look-up
+    naming an earlier one by its id is about it alone, and the first sentence after each look-up
     counts as always."""
     records = [("AAVMM8", "business"), ("MQHHT6", "economy"), ("GV1N64", "business")]
     turns = _turns(
@@ -65,7 +65,31 @@ def test_words_after_another_record_was_fetched_are_about_this_one_only_when_the
     r = read_run(run_from_dict(_record("t-3", "airline", "Downgrade.", turns, True), "t.jsonl:1"))
     looked = [c for c in r.calls if c.name == "get_reservation_details"]
     quoted = [{key: [n for n, _s in q] for key, _v, q, _l in named_fields(r, c)} for c in looked]
-    assert quoted == [{"cabin": [6]}, {}, {"cabin": [5, 6]}], quoted
+    assert quoted == [{"cabin": [6]}, {}, {"cabin": [5]}], quoted
+
+
+def test_a_message_about_another_record_the_tool_fetched_is_not_about_this_one():
+    """Two reservations looked up, then a message on upgrading the first "to economy": the second
+    reservation's cabin is economy, but the message names only the first, so none of its sentences
+    (those naming no record included) is quoted for the second (tau step-0184). A message naming
+    the second is about it, however many records were fetched after it."""
+    turns = _turns(
+        _msg("system", "You are an airline agent."),
+        _msg("user", "Cancel XEHM4B and 59XX6W."),
+        _call("get_reservation_details", {"reservation_id": "XEHM4B"},
+              json.dumps({"reservation_id": "XEHM4B", "cabin": "basic_economy", "status": "active"})),
+        _call("get_reservation_details", {"reservation_id": "59XX6W"},
+              json.dumps({"reservation_id": "59XX6W", "cabin": "economy", "status": "active"})),
+        _msg("assistant", "Upgrading the cabin of XEHM4B to economy allows the cancellation. "
+                          "Step one: change the cabin class from basic economy to economy."),
+        _call("get_reservation_details", {"reservation_id": "7WPL39"},
+              json.dumps({"reservation_id": "7WPL39", "cabin": "business", "status": "active"})),
+        _msg("assistant", "About 59XX6W: it stays as it is. This one is in the economy cabin, so it can go."),
+    )
+    r = read_run(run_from_dict(_record("t-4", "airline", "Cancel.", turns, True), "t.jsonl:1"))
+    first, second, _third = (c for c in r.calls if c.name == "get_reservation_details")
+    assert {key: [n for n, _s in q] for key, _v, q, _l in named_fields(r, first)} == {"cabin": [4]}
+    assert {key: [n for n, _s in q] for key, _v, q, _l in named_fields(r, second)} == {"cabin": [6]}
 
 
 def test_a_value_that_is_one_item_of_a_list_is_said_as_held_not_as_the_field():

@@ -207,16 +207,34 @@ def _names(word: str, low: str) -> bool:
 
 def _about_this_record(c: Call, r: Reading, said: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """The sentences that can be about the record ``c`` fetched: those before the same tool fetched
-    another record, and later ones that name this record's own argument ("GV1N64"). After three
-    reservations were looked up, "downgrade from business" is about the last, not each one whose
-    cabin was business."""
-    sent = c.turn.arguments if isinstance(c.turn.arguments, dict) else {}
-    next_other = min((x.n for x in r.calls if x.n > c.n and x.name == c.name and x.turn.arguments != c.turn.arguments),
-                     default=None)
-    if next_other is None:
-        return said
-    own = [v for _p, v in leaves(sent) if isinstance(v, str) and len(v) >= 3]
-    return [(n, s) for n, s in said if n < next_other or any(v in s for v in own)]
+    another record, and later ones that name this record's own argument ("GV1N64"); never one that
+    names another record the same tool fetched and not this one. After three reservations were
+    looked up, "downgrade from business" is about the last, not each one whose cabin was business;
+    "upgrade XEHM4B to economy" is about XEHM4B, not the economy reservation fetched after it."""
+    def sent_values(call: Call) -> set[str]:
+        sent = call.turn.arguments if isinstance(call.turn.arguments, dict) else {}
+        return {v for _p, v in leaves(sent) if isinstance(v, str) and len(v) >= 3}
+
+    own = sent_values(c)
+    fetched = [x for x in r.calls if x.name == c.name and x.turn.arguments != c.turn.arguments]
+    others = set().union(*(sent_values(x) for x in fetched)) - own
+    next_other = min((x.n for x in fetched if x.n > c.n), default=None)
+    def names(text: str) -> tuple[bool, bool]:  # (names this record, names another one)
+        return any(v in text for v in own), any(v in text for v in others)
+
+    by_turn: dict[int, tuple[bool, bool]] = {}  # a sentence naming no record is about what its message names
+    for n, s in said:
+        mine, other = names(s)
+        was = by_turn.get(n, (False, False))
+        by_turn[n] = (was[0] or mine, was[1] or other)
+    out = []
+    for n, s in said:
+        mine, other = names(s)
+        if not (mine or other):
+            mine, other = by_turn[n]
+        if (mine or next_other is None or n < next_other) and (mine or not other):
+            out.append((n, s))
+    return out
 
 
 def named_field_notes(r: Reading, c: Call) -> list[str]:
