@@ -664,3 +664,53 @@ Correct answer: Maren Tolle
     assert lead.startswith("- Give the answer alone, as Search\\[Skarvik lighthouse\\] returned it (\"Maren Tolle\"), "
                            "as this run did: "), lead
     assert "Maren Tolle, whose logbook survives" in lead and "Ivar Brenne" in lead
+
+
+BOTH = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 1
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: Are both Vessla and Trumbo a genus of mosses?
+Thought 1: I need to search Vessla and Trumbo.
+Action 1: Search[Vessla]
+Observation 1: Vessla is a genus of mosses found in northern bogs.
+Thought 2: Now Trumbo.
+Action 2: Search[Trumbo]
+Observation 2: Trumbo is a genus of lichens.
+Thought 3: Vessla is a moss, Trumbo a lichen. So not both.
+Action 3: Finish[no]
+Observation 3: Answer is CORRECT
+Correct answer: no
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Are both Vessla and Trumbo a genus of mosses?
+Thought 1: I need to search Vessla.
+Action 1: Search[Vessla]
+Observation 1: Vessla is a genus of mosses found in northern bogs.
+Thought 2: Now Trumbo.
+Action 2: Search[Trumbo]
+Observation 2: Trumbo is a genus of lichens.
+Thought 3: Trumbo is not a moss, Vessla is.
+Action 3: Finish[no, yes]
+Observation 3: Answer is INCORRECT
+Correct answer: no
+
+"""
+
+
+def test_a_verdict_whose_failed_trial_gave_one_for_each_part_is_told_to_give_only_the_answer(tmp_path):
+    """The success answered "no" to a both-question; its failed trial read the same pages and
+    answered "no, yes", a verdict for each part. No look-up returned either answer, so there is no
+    look-up to copy: what parts them is the words beside the answer, and the line says so."""
+    out, runs = _reflexion_out(tmp_path, BOTH)
+    lead = _in_short(out, runs["success"])[0]
+    assert lead.startswith("- Give only the answer asked for (\"no\"), nothing beside it, as this run did: the failed "
+                           "trial of this task answered \"no, yes\""), lead
+    # a failed trial that gave another verdict altogether is no case of words beside the answer
+    (tmp_path / "other").mkdir()
+    out, runs = _reflexion_out(tmp_path / "other", BOTH.replace("Finish[no, yes]", "Finish[yes]"))
+    assert "nothing beside it" not in _in_short(out, runs["success"])[0]

@@ -25,7 +25,14 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
         text, found = ref.ref["text"], ref.ref.get("found") or {}
         turns = [ref.ref["turn"]] + ([found["turn"]] if found else [])
         if not found.get("query") or answer_norm(found["query"]) == answer_norm(text):
-            return None  # no look-up led to it (a search of the answer itself leads nowhere): no step to copy
+            # no look-up led to it (a search of the answer itself leads nowhere): no step to copy, but an
+            # answer each failed trial gave with words beside it ("no, yes" for "no") says what to leave out
+            ours = set(answer_norm(text).split())
+            theirs = [set(answer_norm(d.other["text"]).split()) for _s, d in asked if d.other]
+            if ours and len(theirs) == len(asked) and all(ours < o for o in theirs):
+                return f"Give only the answer asked for (\"{_t(text)}\"), nothing beside it, as this run did", \
+                    [ref.ref["turn"]]
+            return None
         q = _t(found["tool"] + "[" + found["query"] + "]")
         listed = found.get("listed_by")
         how = ""  # how it came to that look-up, in terms any task has: the name an error listed
