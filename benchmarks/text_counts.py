@@ -2,7 +2,7 @@
 
 A reader who sees "16 failed runs" beside 15 sources, or "19 of 23 runs" with no list of the 23,
 cannot check the lesson. This reads an insight page as a reader does: its When it applies, What
-to do and Evidence sections, each cut into clauses (a sentence, or a list item). In a clause,
+to do, Evidence and More evidence sections, each cut into clauses (a sentence, or a list item). In a clause,
 each stated count of runs ("13 failed runs", "4 of the 22 runs here", "20 failed of 7 tasks")
 is checked by the first rule that applies:
 
@@ -30,7 +30,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-SECTIONS = ("When it applies", "What to do", "Evidence", "Runs behind the counts")
+SECTIONS = ("When it applies", "What to do", "Evidence", "More evidence", "Runs behind the counts")
 _STEP_LINK = re.compile(r"\[(step-\d+)\]\([^)]*\)")
 _OTHER_LINK = re.compile(r"\[[^\]]*\]\((?:[^)]*/)?(insight-\d+)?[^)]*\)")
 _QUOTE = re.compile(r'"[^"]*"')
