@@ -35,7 +35,8 @@ from synth import write_corpus_input  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 # a process's role, by the module its command line runs (the helpers are `python -P -m <module>`)
-ROLES = (("wikitrace.compilers.llm_offline", "reader"), ("wikitrace.runs.read_helper", "reader"),
+ROLES = (("wikitrace.compilers.llm_offline", "reader"), ("wikitrace.compilers.offline_reader", "reader"),
+         ("wikitrace.runs.read_helper", "reader"),
          ("wikitrace.corpus.pages", "page writer"), ("wikitrace.entry", "main"))
 
 

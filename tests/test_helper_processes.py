@@ -225,7 +225,7 @@ def test_a_sender_keeps_frames_within_its_byte_budget():
 
 
 @pytest.mark.parametrize("module", ["wikitrace.runs.read_helper", "wikitrace.compilers.llm_offline",
-                                    "wikitrace.corpus.pages"])
+                                    "wikitrace.compilers.offline_reader", "wikitrace.corpus.pages"])
 def test_a_helper_whose_build_went_away_before_asking_ends_quietly(module):
     # Ctrl-C can stop the build between starting a helper and sending it its first frame;
     # the helper's stderr is the user's terminal, so it must end without a word.
@@ -334,7 +334,7 @@ def test_a_compile_into_a_new_folder_reads_through_the_reader_it_asked_early(tmp
                                                                                 real_ask(module, request)))
     compile_main([str(EXAMPLES), "--out", str(tmp_path / "early"), "--offline", "--quiet"])
     assert len(asked) == 1 and asked[0][3]["known"] == {}
-    readers = [p for p in spawned if "wikitrace.runs.read_helper" in p.args]
+    readers = [p for p in spawned if "wikitrace.compilers.offline_reader" in p.args]  # the offline build's reader
     assert len(readers) == 1 and readers[0].returncode == 0
 
     build(BuildOptions(inputs=[EXAMPLES], out=tmp_path / "late", offline=True, quiet=True))

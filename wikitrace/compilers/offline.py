@@ -57,6 +57,11 @@ from .schema import MAX_INSIGHTS, MAX_ITEMS, Compilation, Evidence
 from .text import clip, named_turns, quote_of, short_task
 
 
+# where a run read by the offline build's reader keeps its compilation (compilers/offline_reader.py):
+# not a field, so never hashed, compared or written
+PRECOMPILED = "_wikitrace_offline_compilation"
+
+
 class OfflineCompiler:
     name = "offline"
     model = None
@@ -69,7 +74,8 @@ class OfflineCompiler:
 
     async def compile(self, run: Run) -> Compilation:
         self._stats.runs += 1
-        return compile_offline(run)
+        made = run.__dict__.pop(PRECOMPILED, None)
+        return made if made is not None else compile_offline(run)
 
 
 def compile_offline(run: Run) -> Compilation:

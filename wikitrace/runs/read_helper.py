@@ -12,7 +12,8 @@ outcomes first, while the build is still importing the model client.
 Each run is pickled on its own here (``_Shipped``), so the build can hand the same bytes
 on to the page writer. A module of a higher layer may serve the same protocol with a step of its own for
 every run read (``serve(..., each=...)``, started as ``RunReader(..., module=...)``):
-the LLM path's reader also compiles each run offline there (compilers/llm_offline.py).
+the LLM path's reader also makes each run's offline lessons and prompt there
+(compilers/llm_offline.py), the offline build's compiles each run (compilers/offline_reader.py).
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def worth_a_helper(paths: list[Path]) -> bool:
 
 READER = "wikitrace.runs.read_helper"
 LLM_READER = "wikitrace.compilers.llm_offline"  # the reader of the LLM path: it also prepares each run
+OFFLINE_READER = "wikitrace.compilers.offline_reader"  # the offline build's: it also compiles each run
 
 
 def start_early(paths: list[Path], llm: bool) -> None:
@@ -64,7 +66,7 @@ def start_early(paths: list[Path], llm: bool) -> None:
     build itself is imported: the reader's start-up, not the build's, is what the first model
     request waited for. Nothing for inputs read in the build's own process."""
     if worth_a_helper(paths):
-        helper_process.start_early(LLM_READER if llm else READER)
+        helper_process.start_early(LLM_READER if llm else OFFLINE_READER)
 
 
 def read_kwargs(opts: BuildOptions, known: dict | None) -> dict:
@@ -77,8 +79,8 @@ def request(opts: BuildOptions, known: dict, count_first: bool, llm: bool) -> tu
     """(the reader's module, what a build of ``opts`` asks it): the input, how to read it
     (``known``: the records compiled before, by digest), and on the LLM path how to prepare each run."""
     templates = str(opts.templates) if opts.templates else None
-    each_args = {"task_type": opts.task_type, "templates": templates} if llm else {}
-    return (LLM_READER if llm else READER,
+    each_args = {"task_type": opts.task_type, "templates": templates} if llm else {"task_type": opts.task_type}
+    return (LLM_READER if llm else OFFLINE_READER,
             (list(opts.inputs), opts.fmt, count_first, read_kwargs(opts, known), each_args))
 
 
@@ -90,7 +92,7 @@ def ask_early(opts: BuildOptions) -> None:
     and the build were imported first). ``RunReader`` takes the reader only if the build then asks
     exactly this; otherwise a new one is started."""
     llm = helper_process.waiting_early(LLM_READER)
-    if not (llm or helper_process.waiting_early(READER)):
+    if not (llm or helper_process.waiting_early(OFFLINE_READER)):
         return
     try:
         fresh = not any(Path(opts.out).iterdir())
