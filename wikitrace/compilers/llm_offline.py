@@ -16,6 +16,7 @@ the longest step of a build at low latency. A run that falls back compiles its p
 
 from __future__ import annotations
 
+import itertools
 import sys
 from dataclasses import dataclass
 from types import SimpleNamespace
@@ -50,12 +51,20 @@ class OfflineLessons:
     shown_facts: list[KeyFact]
 
 
+# One run in this many is left to the build's main process: made here for every run, they made
+# this process the one the build waited on (7.1 CPU-s of 2,000 runs against the main process's 4.8).
+LEFT_TO_BUILD = 4
+_read = itertools.count()  # the runs read so far
+
+
 def precompile(run: Run, task_type: str | None = None, templates: str | None = None) -> None:
     """Make ``run``'s offline lessons and render its prompt (default limits, ``templates``), and
-    keep both with it. ``task_type`` is the build's ``--task-type``, applied as the build
+    keep both with it, for all but one run in ``LEFT_TO_BUILD``. ``task_type`` is the build's ``--task-type``, applied as the build
     applies it before compiling (lessons and the prompt use it)."""
     if task_type and not run.task.task_type and not run.task.apps:
         run.task.task_type = task_type
+    if next(_read) % LEFT_TO_BUILD == LEFT_TO_BUILD - 1:
+        return  # the build makes this run's (offline_lessons, prompt_for)
     run.__dict__[_KEY] = _lessons(run)
     settings = (templates, tuple(sorted(PROMPT_LIMITS.items())))
     prompt = build_prompt(run, templates, **PROMPT_LIMITS)
