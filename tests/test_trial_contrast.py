@@ -714,3 +714,19 @@ def test_a_verdict_whose_failed_trial_gave_one_for_each_part_is_told_to_give_onl
     (tmp_path / "other").mkdir()
     out, runs = _reflexion_out(tmp_path / "other", BOTH.replace("Finish[no, yes]", "Finish[yes]"))
     assert "nothing beside it" not in _in_short(out, runs["success"])[0]
+
+
+def test_a_yes_or_no_is_shown_with_the_agents_words_that_chose_it(tmp_path):
+    """No look-up returns a yes or a no: the answer rests on the agent's own reading, which its
+    page's In short quotes beside the verdict, right or wrong (HotpotQA rater: a success page said
+    nothing of what made it right)."""
+    head, _incorrect = BOTH.split("------------- BEGIN INCORRECT AGENTS -----------", 1)
+    alone = head.replace("Incorrect: 1", "Incorrect: 0") + "------------- BEGIN INCORRECT AGENTS -----------\n\n"
+    out, runs = _reflexion_out(tmp_path, alone)  # no failed trial: the answer's own fact leads
+    won = "\n".join(_in_short(out, runs["success"]))
+    assert ("The answer \"no\" (turn 3) was judged right. The agent's words with it: \"Vessla is a moss, Trumbo a "
+            "lichen. So not both.\"") in won, won
+    (tmp_path / "both").mkdir()
+    out, runs = _reflexion_out(tmp_path / "both", BOTH.replace("Finish[no, yes]", "Finish[yes]"))
+    lost = "\n".join(_in_short(out, runs["failure"]))
+    assert "judged wrong" in lost and "The agent's words with it: \"Trumbo is not a moss, Vessla is.\"" in lost, lost

@@ -17,7 +17,7 @@ from .qa_reasons import name_with_middle
 from .reading import Call, Reading, harness_reason
 from .schema import KeyFact
 from .task_words import answer_origin
-from .text import clip
+from .text import clip, clip_words
 
 SEEN_WIDTH = 60  # characters either side of an expected answer a look-up held, quoted in the fact
 
@@ -55,11 +55,11 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         unread, at = ("", None) if seen or is_chosen(r, given) else _unread_answer(r, c)
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
                        + (f"; \"{clip(gold, 80)}\" appears in what the look-up at turn {seen.n} returned." if seen else
-                          f"{unread}."),
+                          f"{unread}.{_chosen_on(c)}"),
                        [c.n] + ([seen.n] if seen else []) + ([at] if at is not None else []), "answer-seen" if seen else "")
     if is_verdict(r, gold):
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
-                       f"\"{clip(gold, 80)}\".", [c.n])
+                       f"\"{clip(gold, 80)}\".{_chosen_on(c)}", [c.n])
     seen = named_source(r, gold, c) or answer_seen_in(r, gold, c)
     listed = None if seen else listed_in_errors(r, gold, c.n)
     near = None if seen or listed else near_look_up(r, gold, c.n)
@@ -98,7 +98,19 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
             turns.append(found[1].n)
     kind = ("answer-extra" if told and told.startswith("The answer holds the expected")
             else "answer-partial" if told and told.startswith("The answer is only part") else "answer-seen" if seen else "")
-    return KeyFact(text + (" " + told if told else ""), sorted(set(turns)), kind, ["seen"] if seen else [])
+    chosen = _chosen_on(c) if is_chosen(r, given) else ""  # a yes or no: the reading it rests on
+    return KeyFact(text + (" " + told if told else "") + chosen, sorted(set(turns)), kind, ["seen"] if seen else [])
+
+
+REASON_WIDTH = 240
+
+
+def _chosen_on(c: Call) -> str:
+    """An answer no look-up returned word for word (a verdict, a yes or no, one of the names the
+    question offers) is chosen on the agent's own reading: its words with the call, quoted from
+    the start, are what decided it right or wrong."""
+    said = " ".join((c.turn.reasoning or "").split())
+    return f" The agent's words with it: \"{clip_words(said, REASON_WIDTH)}\"" if said else ""
 
 
 def _unread_answer(r: Reading, c: Call) -> tuple[str, int | None]:
