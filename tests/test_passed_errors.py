@@ -88,3 +88,14 @@ def test_a_page_with_a_successful_source_that_met_the_error_is_not_rewritten_for
     assert entry["advice"].startswith("When book_trip answers \"Error: balance too low\", check the system prompt's "
                                       "rule on `bags`"), entry["advice"]
     assert "passed_lead" not in entry
+
+
+def test_an_argument_one_failed_run_sent_wrong_stays_a_finding_after_the_errors_advice():
+    """One run is no count: the argument it sent otherwise than the task expected is not shown to
+    set it apart, and it is another matter than the error (the payment sent, not the seats the
+    error refused). The page keeps the error's advice and title; the argument is a finding."""
+    entry = _page([_run(0, False, [ARGS])] + _successes())
+    assert entry["advice"].startswith(OWN[:-1]) or entry["advice"].startswith(
+        f"When book_trip answers \"Error: balance too low\", {RETRY}"), entry["advice"]
+    assert "`bags`" not in entry["title"] and "bags" not in entry["advice"], entry
+    assert any("bags" in line for line in entry.get("set_aside", [])), entry.get("set_aside")

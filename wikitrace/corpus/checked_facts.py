@@ -318,7 +318,9 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
                     f"shown to set {these} apart from the successful ones. In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}. "
                     f"{counts[0].upper()}{counts[1:]}")
     rest = fact_leads.unrepeated(entry["guideline"], text) if own else entry["guideline"]
-    if minority is None and passed_errors.got_past(entry, members):  # the error did not stop them: the fact leads
+    # the error did not stop them: the fact leads, but an argument not shown to separate them is another
+    # matter than the error (the payment sent, not the seats refused): it stays a finding, as below
+    if minority is None and (proven or kind != "arguments") and passed_errors.got_past(entry, members):
         entry["guideline"] = passed_errors.guideline(
             entry, own[0].split("; in ", 1)[0] if own else do, run_counts.part_of(runs_of[kind], failed), said[kind],
             note if weak is not None else "", rest, len(failed))
