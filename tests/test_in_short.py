@@ -1338,9 +1338,25 @@ def _suggested_first(run: Run, by_n: dict, text: str) -> str:
     return text[:m.start()]
 
 
+def _cannot_first(run: Run, by_n: dict, text: str) -> str:
+    """``At turn N, with no tool called (the run made no call at all), the agent told the user it
+    could not: "…"`` (compilers/cannot_said.py): the run made no tool call, and turn N is an agent
+    message holding the sentence. Returns the text after it."""
+    m = re.match(r'At turn (\d+), with no tool called \(the run made no call at all\), the agent told the user it could '
+                 r'not: "(.+?)" (?=The task expected )', text)
+    if not m:
+        return text
+    said = by_n[int(m.group(1))]
+    assert said.type == "message" and said.role == "assistant", text
+    assert m.group(2).rstrip("…") in " ".join((said.content or "").split()), text
+    assert not any(t.type == "function_call" for t in run.turns), text
+    return text[m.end():]
+
+
 def _check(run: Run, text: str, turns: list[int]) -> None:
     by_n = {t.turn: t for t in run.turns}
     assert all(n in by_n for n in turns), (text, turns)
+    text = _cannot_first(run, by_n, text)
     text = _said_about_rule(run, by_n, text)
     text = _rule_breach(run, by_n, text)
     text = _rule_allowed(run, by_n, text)

@@ -11,35 +11,17 @@ task called a look-up the run never called.
 
 from __future__ import annotations
 
-import re
-
+from ..compilers.cannot_said import first_cannot
 from . import run_counts
 
-_CLIP = 140  # characters of the agent's sentence quoted
-# a first-person sentence saying the agent cannot do, see or reach something
-_CANNOT = re.compile(r"\bI(?:['’]m| am) (?:unable|not able) to\b|\bI (?:can['’]t|cannot|can not)\b"
-                     r"|\bI (?:don['’]t|do not) have (?:access|the ability|a way)\b", re.I)
-_SENTENCE = re.compile(r"[^.!?\n]*[.!?]?")
 SHOWN = 1  # claims quoted per lesson (what to do stays short)
 
 
 def entry_field(run, called: bool) -> dict:
     """{"said_cannot": {"turn": n, "said": sentence}}: the agent's first message sentence saying it
     cannot do or see something, in a run that made no tool call (``called`` False); {} otherwise."""
-    if called:
-        return {}
-    for t in run.turns:
-        if t.type != "message" or t.role != "assistant" or not t.content:
-            continue
-        m = _CANNOT.search(t.content)
-        if m is None:
-            continue
-        start = max(t.content.rfind(ch, 0, m.start()) for ch in ".!?\n") + 1
-        said = _SENTENCE.match(t.content, start).group(0).strip()
-        if len(said) > _CLIP:
-            said = said[:_CLIP].rsplit(" ", 1)[0] + "…"
-        return {"said_cannot": {"turn": t.turn, "said": said}}
-    return {}
+    found = None if called else first_cannot(run)
+    return {"said_cannot": {"turn": found[0], "said": found[1]}} if found else {}
 
 
 def _reads(run: dict) -> set[str]:
