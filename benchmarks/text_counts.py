@@ -2,8 +2,8 @@
 
 A reader who sees "16 failed runs" beside 15 sources, or "19 of 23 runs" with no list of the 23,
 cannot check the lesson. This reads an insight page as a reader does: its When it applies, What
-to do, Evidence and More evidence sections, each cut into clauses (a sentence, or a list item). In a clause,
-each stated count of runs ("13 failed runs", "4 of the 22 runs here", "20 failed of 7 tasks")
+to do, Evidence and More evidence sections, each cut into clauses (a sentence, or a list item). In
+a clause, each stated count of runs ("13 failed runs", "4 of the 22 runs here", "20 failed of 7 tasks")
 is checked by the first rule that applies:
 
 - *linked*: run pages are linked (or named) after the count, before the next count of the

@@ -48,8 +48,8 @@ def test_a_run_that_made_no_call_and_said_it_could_not_leads_with_that_claim(tmp
     pages = _in_short(tmp_path, [_record(0, claim, looked=False), _record(1, claim, looked=True),
                                  _record(2, "Please check your email receipt for the price.", looked=False)])
     first = pages[0].splitlines()[0]
-    assert first.startswith("- At turn 2, with no tool called (the run made no call at all), the agent told the user it "
-                            "could not: \"I'm sorry, I am unable to see what your booking cost.\" The task expected "
-                            "void_booking(booking_id=\"FB007Q\")"), first
+    assert first.startswith("- At turn 2, with no tool called (the run made no call at all), the agent told the user "
+                            "it could not: \"I'm sorry, I am unable to see what your booking cost.\" The task "
+                            "expected void_booking(booking_id=\"FB007Q\")"), first
     assert "made no call at all" not in pages[1]  # it looked the booking up first
     assert "could not" not in pages[2] and "The task expected void_booking" in pages[2]  # no claim to quote

@@ -59,8 +59,8 @@ _read = itertools.count()  # the runs read so far
 
 def precompile(run: Run, task_type: str | None = None, templates: str | None = None) -> None:
     """Make ``run``'s offline lessons and render its prompt (default limits, ``templates``), and
-    keep both with it, for all but one run in ``LEFT_TO_BUILD``. ``task_type`` is the build's ``--task-type``, applied as the build
-    applies it before compiling (lessons and the prompt use it)."""
+    keep both with it, for all but one run in ``LEFT_TO_BUILD``. ``task_type`` is the build's
+    ``--task-type``, applied as the build applies it before compiling (lessons and the prompt use it)."""
     if task_type and not run.task.task_type and not run.task.apps:
         run.task.task_type = task_type
     if next(_read) % LEFT_TO_BUILD == LEFT_TO_BUILD - 1:

@@ -19,9 +19,12 @@ from ..runs.model import Run
 from .offline import PRECOMPILED, compile_offline
 
 
+_read = itertools.count()  # the runs read so far
+
+
 def precompile(run: Run, task_type: str | None = None) -> None:
-    """Compile ``run`` offline and keep the compilation with it, for every other run read. ``task_type`` is the build's
-    ``--task-type``, applied as the build applies it before compiling."""
+    """Compile ``run`` offline and keep the compilation with it, for every other run read.
+    ``task_type`` is the build's ``--task-type``, applied as the build applies it before compiling."""
     if task_type and not run.task.task_type and not run.task.apps:
         run.task.task_type = task_type
     if next(_read) % 2:
@@ -30,9 +33,6 @@ def precompile(run: Run, task_type: str | None = None) -> None:
         run.__dict__[PRECOMPILED] = compile_offline(run)
     except Exception:  # the build compiles it again and names the failure
         pass
-
-
-_read = itertools.count()  # the runs read so far
 
 
 if __name__ == "__main__":

@@ -219,6 +219,7 @@ def _about_this_record(c: Call, r: Reading, said: list[tuple[int, str]]) -> list
     fetched = [x for x in r.calls if x.name == c.name and x.turn.arguments != c.turn.arguments]
     others = set().union(*(sent_values(x) for x in fetched)) - own
     next_other = min((x.n for x in fetched if x.n > c.n), default=None)
+
     def names(text: str) -> tuple[bool, bool]:  # (names this record, names another one)
         return any(v in text for v in own), any(v in text for v in others)
 
