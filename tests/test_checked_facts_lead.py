@@ -486,3 +486,16 @@ def test_a_rule_lesson_is_not_led_by_another_rule_of_the_prompt():
     runs = [_rule_run(k, False, [own]) for k in range(3)] + [_rule_run(k, True, []) for k in range(3, 9)]
     (entry,) = gather(runs)
     assert "at most one travel voucher" in entry["guideline"], entry["guideline"]
+
+
+def test_a_rule_lesson_keeps_a_change_fact_its_runs_share_as_a_finding_not_advice():
+    """Every failed run that broke the payment rule also made a booking the task did not expect, and
+    no successful run did (a fact that separates them): on the rule's page it is a finding under
+    Evidence, not a second lesson in What to do (tau-bench raters: "keep one lesson per page")."""
+    unasked = {"kind": "unexpected-change", "about": ["book_trip"]}
+    runs = [_rule_run(k, False, [unasked]) for k in range(4)] + [_rule_run(k, True, []) for k in range(4, 10)]
+    (entry,) = gather(runs)
+    assert entry["guideline"] == "Check each booking against the payment rule.", entry["guideline"]
+    assert any("a state-changing call the task did not expect went through (book_trip in 4)" in line
+               for line in entry["set_aside"]), entry.get("set_aside")
+    assert "checked" not in entry

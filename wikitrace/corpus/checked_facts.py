@@ -324,11 +324,14 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         entry["guideline"] = passed_errors.guideline(
             entry, own[0].split("; in ", 1)[0] if own else do, run_counts.part_of(runs_of[kind], failed), said[kind],
             note if weak is not None else "", rest, len(failed))
-    elif not proven and entry["key"].startswith(("error|", "rule|")):
+    elif not proven and entry["key"].startswith(("error|", "rule|")) or entry["key"].startswith("rule|"):
         # an error's or a rule's own advice is what its runs met (or broke) for sure: a fact not shown
-        # to separate follows it; arguments that differed from the expected call are another matter
-        # than the error or the rule (the seats an error refused, not the payment sent): a finding only
-        if kind == "arguments":
+        # to separate follows it. A finding only: arguments that differed from the expected call (the
+        # payment sent, not the seats an error refused), a fact only on other tools than the error's,
+        # and on a rule's page any fact but that rule's (raters read them as another lesson tacked on)
+        off_tool = kind in items and own_tool and not any(a.split(".")[0] == own_tool for a in items[kind])
+        if kind == "arguments" or off_tool and entry["key"].startswith("error|") or \
+                entry["key"].startswith("rule|") and fact_leads.kind_of(kind) != "rule":
             entry["set_aside"] = entry.get("set_aside", []) + [text]
             return
         entry["guideline"] = f"{rest} {text}"

@@ -328,7 +328,9 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             entry["mistake_runs"] = runs
         stopped_at(entry, of_kind[kind_of_entry[entry["id"]]])
         trial_advice = instead_sentence(entry)
-        cut_advice(entry, said, trial_advice or action(same_task_advice(entry)))
+        # a rule's page says what the rule asks: what else the successful trials did stays under Evidence
+        cut_advice(entry, said, "" if entry["key"].startswith("rule|") else
+                   trial_advice or action(same_task_advice(entry)))
         if trial_advice and trial_advice in entry["advice"]:  # said in What to do: Evidence keeps its list only
             entry["same_task"]["advised"] = True
         quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind_of_entry[entry["id"]]])
