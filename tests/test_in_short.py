@@ -149,7 +149,8 @@ def test_a_wrong_comparison_in_the_reasoning_is_said_to_be_wrong(tmp_path):
     facts = _facts(right)
     assert not any("comparison" in f for f in facts)
     assert re.fullmatch(r'The answer "Bo Hale" \(turn \d+\) was judged right; "Bo Hale" appears in what the look-up '
-                        r'at turn \d+ returned\.', facts[0]), facts
+                        r'at turn \d+ returned \("Bo Hale \(born 1961\) is a Welsh sculptor and printmaker\."\)\.',
+                        facts[0]), facts  # the words around it, from the one look-up that held it
 
 
 def test_the_page_opens_with_the_facts_and_links_their_turns(tmp_path):

@@ -730,3 +730,41 @@ def test_a_yes_or_no_is_shown_with_the_agents_words_that_chose_it(tmp_path):
     out, runs = _reflexion_out(tmp_path / "both", BOTH.replace("Finish[no, yes]", "Finish[yes]"))
     lost = "\n".join(_in_short(out, runs["failure"]))
     assert "judged wrong" in lost and "The agent's words with it: \"Trumbo is not a moss, Vessla is.\"" in lost, lost
+
+
+YEARS = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: Vera Lisk sang for a band that disbanded in what year?
+Thought 1: I need to search Vera Lisk.
+Action 1: Search[Vera Lisk]
+Observation 1: Vera Lisk is a singer, crowned Miss Northvale 2004, and the voice of Saltgrass.
+Thought 2: Now the band Saltgrass.
+Action 2: Search[Saltgrass]
+Observation 2: Saltgrass was a folk band active from 1996 to 2004, when it disbanded.
+Thought 3: Saltgrass disbanded in 2004.
+Action 3: Finish[2004]
+Observation 3: Answer is CORRECT
+Correct answer: 2004
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+"""
+
+
+def test_a_right_answer_one_look_up_held_is_quoted_in_its_words_and_one_many_held_is_not(tmp_path):
+    """A success's In short quotes the words around its answer from the look-up that held it, the
+    sentence that settled the question; a year two pages hold is not quoted from the first of them
+    (a pageant title is no source of when a band disbanded)."""
+    out, runs = _reflexion_out(tmp_path, YEARS.replace("crowned Miss Northvale 2004", "crowned Miss Northvale"))
+    lead = _in_short(out, runs["success"])[0]
+    assert "appears in what the look-up at turn 2 returned (\"Saltgrass was a folk band active from 1996 to 2004, " \
+           "when it disbanded.\")" in lead, lead
+    (tmp_path / "two").mkdir()
+    out, runs = _reflexion_out(tmp_path / "two", YEARS)
+    lead = _in_short(out, runs["success"])[0]
+    assert "returned." in lead and "(\"" not in lead, lead

@@ -53,9 +53,13 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     if right:  # a verdict label is chosen, not read: a page's "supports" is no source of "SUPPORTS"
         seen = None if is_verdict(r, gold) else named_source(r, gold, c) or answer_seen_in(r, gold, c)
         unread, at = ("", None) if seen or is_chosen(r, given) else _unread_answer(r, c)
+        # the words around it, where that look-up alone held it: a year many pages hold is not quoted
+        # from the first page that happens to
+        around = _window(seen.turn.result, gold, SEEN_WIDTH) \
+            if seen and answer_seen_in(r, gold, c, after=seen.n) is None else None
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
-                       + (f"; \"{clip(gold, 80)}\" appears in what the look-up at turn {seen.n} returned." if seen else
-                          f"{unread}.{_chosen_on(c)}"),
+                       + (f"; \"{clip(gold, 80)}\" appears in what the look-up at turn {seen.n} returned"
+                          + (f" (\"{around}\")." if around else ".") if seen else f"{unread}.{_chosen_on(c)}"),
                        [c.n] + ([seen.n] if seen else []) + ([at] if at is not None else []), "answer-seen" if seen else "")
     if is_verdict(r, gold):
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "

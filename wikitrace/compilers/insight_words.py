@@ -102,17 +102,18 @@ def expected_answer(r: Reading) -> str | None:
     return gold.strip() if isinstance(gold, str) and gold.strip() else None
 
 
-def answer_seen_in(r: Reading, gold: str, before: Call | None = None) -> Call | None:
-    """The first call (before ``before``, when given) whose observation holds the expected answer:
-    as written, or word for word with case, punctuation and spacing set aside (phrase_match). None for
-    a yes or a no, which no look-up returns."""
+def answer_seen_in(r: Reading, gold: str, before: Call | None = None, after: int = -1) -> Call | None:
+    """The first call (before ``before``, when given, and after turn ``after``) whose observation holds
+    the expected answer: as written, or word for word with case, punctuation and spacing set aside
+    (phrase_match). None for a yes or a no, which no look-up returns."""
     if yes_or_no(gold):
         return None
     needle = words_of(gold)
     if not needle.strip():
         needle = ""
-    return next((c for c in r.calls if (before is None or c.n < before.n) and not c.error and c.turn.result
-                 and (_occurs(gold, c.turn.result.lower()) or needle and needle in observation_words(r, c))), None)
+    return next((c for c in r.calls if (before is None or c.n < before.n) and c.n > after and not c.error
+                 and c.turn.result and (_occurs(gold, c.turn.result.lower())
+                                        or needle and needle in observation_words(r, c))), None)
 
 
 def followed(r: Reading, c: Call) -> Call | None:
