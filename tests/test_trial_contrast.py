@@ -768,3 +768,17 @@ def test_a_right_answer_one_look_up_held_is_quoted_in_its_words_and_one_many_hel
     out, runs = _reflexion_out(tmp_path / "two", YEARS)
     lead = _in_short(out, runs["success"])[0]
     assert "returned." in lead and "(\"" not in lead, lead
+
+
+def test_a_page_of_a_way_that_worked_shows_the_success_beside_its_failed_trial(tmp_path):
+    """The page successful runs taught (how they settled the task) shows, for a success with a failed
+    trial of its task, the line its own page leads with, what it did and what the failed trial did
+    instead, in place of one more "answered X" case (HotpotQA raters: show a worked pair)."""
+    out, runs = _reflexion_out(tmp_path, REFLEXION)
+    data = json.loads((out / "corpus.json").read_text())
+    way = next(e for e in data["insights"] if e["key"].startswith("procedure|Finish"))
+    (case,) = [c for c in way["cases"] if c["step"] == runs["success"]]
+    lead = _in_short(out, runs["success"])[0]  # "- Look up Search\[Skarvik lighthouse\] and answer ..."
+    assert case["text"].startswith("Look up Search[Skarvik lighthouse] and answer from what it returns"), case
+    assert lead.startswith("- Look up Search\\[Skarvik lighthouse\\] and answer from what it returns"), lead
+    assert runs["failure"] in case["text"] and "Ivar Brenne" in case["text"] and case.get("outcome") == "success"

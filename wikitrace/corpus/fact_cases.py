@@ -131,6 +131,8 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
     lines = _TrialLines(trials)
     for entry in out:
         if entry.get("cases"):
+            if not entry["counts"]["failure"]:
+                _paired_first(entry, groups[entry["id"]], lines)
             continue
         lead = (entry.get("checked") or {}).get("kind")
         members = groups[entry["id"]]
@@ -152,6 +154,32 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
         cases = failed + side["success"][:SHOWN - len(failed)]
         if cases:
             entry["cases"] = cases
+
+
+PAIRED = 2  # cases set against a failed trial, on a page of a way that worked
+
+
+def _paired_first(entry: dict, members: list[tuple[dict, dict]], lines: "_TrialLines") -> None:
+    """On a page only successful runs taught (a way of settling the task), the answer cases of runs
+    set against failed trials of their task give way to the lines their pages lead with: what the
+    success did and what the failed trial did instead, a worked pair, not one more run that did the
+    same. Up to ``PAIRED`` of them, one per task in step order; the answer cases of other tasks fill
+    the rest."""
+    paired, tasks = [], set()
+    for e, lesson in members:
+        if len(paired) == PAIRED:
+            break
+        if task_of(e) in tasks:
+            continue
+        text = lines.about(e, lesson)
+        if text:
+            tasks.add(task_of(e))
+            paired.append({"step": e["step"], "text": text, "checked": True, "outcome": "success"})
+    if not paired:
+        return
+    by_step = {e["step"]: task_of(e) for e, _l in members}
+    rest = [c for c in entry["cases"] if by_step.get(c["step"]) not in tasks]
+    entry["cases"] = paired + rest[:max(0, SHOWN - len(paired))]
 
 
 class _TrialLines:
