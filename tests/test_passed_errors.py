@@ -99,3 +99,32 @@ def test_an_argument_one_failed_run_sent_wrong_stays_a_finding_after_the_errors_
         f"When book_trip answers \"Error: balance too low\", {RETRY}"), entry["advice"]
     assert "`bags`" not in entry["title"] and "bags" not in entry["advice"], entry
     assert any("bags" in line for line in entry.get("set_aside", [])), entry.get("set_aside")
+
+
+def _met_again(recovered: bool):
+    """A run whose lookup failed, went through with another id, then failed the same way again,
+    and (``recovered``) went through once more before the end."""
+    from test_offline_content import _call, _msg, _record, _run, _turns
+
+    err = "Error: no booking with that id"
+    turns = [_msg("system", "You are a travel desk agent."), _msg("user", "Please find booking KL-1 and KL-2."),
+             _call("lookup", {"booking": "KL-9"}, err, is_error=True),
+             _call("lookup", {"booking": "KL-1"}, '{"booking": "KL-1", "seat": "12A"}'),
+             _call("lookup", {"booking": "KL-7"}, err, is_error=True)]
+    if recovered:
+        turns.append(_call("lookup", {"booking": "KL-2"}, '{"booking": "KL-2", "seat": "3C"}'))
+    turns.append(_msg("assistant", "Here is what I found."))
+    return _run(_record(f"again-{recovered}", "travel", "Find two bookings.", _turns(*turns), False))
+
+
+def test_a_run_that_met_the_error_again_and_stayed_did_not_get_past_it():
+    """What the run ended on is the error: its lesson is not one it got past, so no fact of its page
+    is said to be what it failed on instead (got_past reads ``worked``)."""
+    from wikitrace.compilers.offline import compile_offline
+
+    def lesson(recovered: bool):
+        return next(i for i in compile_offline(_met_again(recovered)).insights if i.key.startswith("error|lookup"))
+
+    stayed, left = lesson(False), lesson(True)
+    assert not stayed.worked and "turn 4" in stayed.detail, stayed  # the run ended on the error at turn 4
+    assert left.worked and "got past it" in left.detail and "never" not in left.detail, left

@@ -315,6 +315,7 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
         later_ok = any(c.name == err.name and not c.error and c.n > again[-1].n for c in r.calls)
         detail += (f"; then met it again at turn{'s' if len(again) > 1 else ''} "
                    f"{join([str(c.n) for c in again], 4)}" + ("" if later_ok else " and never got past it"))
+        worked = worked and later_ok  # what the run ended on is the error, not the way past it
     packed = packed_calls(err)
     if packed > 1:  # several calls written into one argument: the fix is the call's form, not its words
         advice = (f"send one {err.name} call per query, never several {err.name}[...] calls written into one "

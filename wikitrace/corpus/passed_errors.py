@@ -12,15 +12,15 @@ from __future__ import annotations
 from .retry_advice import NOT_ENOUGH
 
 LEAD = "passed_lead"  # a working field of an entry, from ``guideline`` to ``merge``: never written
-NEVER = "never got past it"  # compilers/error_insights.py: a source line of a run that met it again and stayed
 
 
 def got_past(entry: dict, members: list[tuple[dict, dict]]) -> bool:
-    """Whether every failed run that taught this error lesson got past the error for good."""
+    """Whether every failed run that taught this error lesson got past the error for good (its
+    lesson ``worked``: compilers/error_insights.py)."""
     if not entry["key"].startswith("error|") or len(entry["key"].split("|", 2)) < 3:
         return False
     failed = [lesson for e, lesson in members if e["outcome"] == "failure"]
-    return bool(failed) and all(l.get("worked") and NEVER not in (l.get("detail") or "") for l in failed)
+    return bool(failed) and all(lesson.get("worked") for lesson in failed)
 
 
 def instruction(do: str, tool: str) -> str:
