@@ -93,6 +93,20 @@ def test_a_success_that_refused_nothing_gets_no_refusal_lesson(tmp_path):
     assert any(f.text.startswith("The task expected no change, and the run made none") for f in compile_offline(run).in_short)
 
 
+def test_a_run_that_could_not_go_on_only_without_an_id_it_then_got_refused_nothing(tmp_path):
+    """"I'm unable to proceed without the user ID", then the user gives the id and the run looks it
+    up: the agent asked for input, it did not refuse the request (tau rater, step-0174). Never
+    given, the same sentence stays the refusal the run ended on."""
+    said = "I'm unable to proceed without the user ID due to policy requirements."
+    then = [user("Here is my user ID: lena_vogt_3017."),
+            *tool("get_user_details", {"user_id": "lena_vogt_3017"}, {"user_id": "lena_vogt_3017"})]
+    texts = [f.text for f in compile_offline(_run(tmp_path, said, then=then)).in_short]
+    assert not any("Refuse" in t or "could not" in t for t in texts), texts
+    texts = [f.text for f in compile_offline(_run(tmp_path, said)).in_short]
+    assert any(t.startswith("Refuse the request and make no change, as this run did") and said in t
+               for t in texts), texts
+
+
 # --- every importer's runs, labelled a success: each such sentence is true of its log, or absent ---
 
 

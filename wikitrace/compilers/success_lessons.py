@@ -13,6 +13,7 @@ person who answered the agent: logs without one get none of it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
 from .arguments import _parsed
@@ -34,18 +35,37 @@ class _Refusal:
     turn: int
 
 
+_WITHOUT = re.compile(r"\bwithout (?:the |your |a |an )?([\w' -]+?)(?=[.,;:!?]| due\b| because\b| for\b|$)", re.I)
+
+
 def _refusal(r: Reading, before: int | None) -> _Refusal | None:
     """The agent's first sentence to the user saying it could not do something (a negation of
-    ability or permission not about the user: "if you can't find it"), before turn ``before``."""
-    for t in _people(r):
+    ability or permission not about the user: "if you can't find it"), before turn ``before``. One
+    that could not go on only without something ("I'm unable to proceed without the user ID") is
+    no refusal once a later user message names that thing and a call follows: the run went on."""
+    people = _people(r)
+    for k, t in enumerate(people):
         if before is not None and t.turn >= before:
             break
         if t.role != "assistant" or not any(w in t.content for w in _DENIES):
             continue
         for s in sentences(t.content):
             if any(not _YOU.search(s[max(0, m.start() - 12):m.start()]) for m in _NOT_ABLE.finditer(s)):
+                if _supplied_later(r, s, people[k + 1:]):
+                    break
                 return _Refusal(clip_words(s, _WIDTH), t.turn)
     return None
+
+
+def _supplied_later(r: Reading, sentence: str, after: list) -> bool:
+    """Whether what ``sentence`` could not go on without is named by a later user message that a
+    tool call then followed."""
+    m = _WITHOUT.search(sentence)
+    if m is None:
+        return False
+    thing = m.group(1).strip().lower()
+    return any(t.role == "user" and thing in t.content.lower() and any(c.n > t.turn for c in r.calls)
+               for t in after)
 
 
 def _named_values(r: Reading, refusal: _Refusal) -> list[tuple[Call, str, object, str]]:
