@@ -35,7 +35,9 @@ class _Refusal:
     turn: int
 
 
-_WITHOUT = re.compile(r"\bwithout (?:the |your |a |an )?([\w' -]+?)(?=[.,;:!?]| due\b| because\b| for\b|$)", re.I)
+# what a sentence could not go on without: the first two words after "without" (and an article),
+# where the head of a short noun phrase stands ("the user ID", "a reservation number")
+_WITHOUT = re.compile(r"\bwithout (?:the |your |a |an )?(\w[\w'-]*(?: \w[\w'-]*)?)", re.I)
 
 
 def _refusal(r: Reading, before: int | None) -> _Refusal | None:

@@ -324,7 +324,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         entry["guideline"] = passed_errors.guideline(
             entry, own[0].split("; in ", 1)[0] if own else do, run_counts.part_of(runs_of[kind], failed), said[kind],
             note if weak is not None else "", rest, len(failed))
-    elif not proven and entry["key"].startswith(("error|", "rule|")) or entry["key"].startswith("rule|"):
+    elif entry["key"].startswith("rule|") or not proven and entry["key"].startswith("error|"):
         # an error's or a rule's own advice is what its runs met (or broke) for sure: a fact not shown
         # to separate follows it. A finding only: arguments that differed from the expected call (the
         # payment sent, not the seats an error refused), a fact only on other tools than the error's,
