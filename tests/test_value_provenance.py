@@ -238,3 +238,34 @@ def test_a_flight_number_no_search_of_its_date_listed_is_credited_to_the_searche
         f"get_reservation_details's answer (turn {trip}), search_direct_flight's answer (turn {first}) or "
         f"search_direct_flight's answer (turn {second}), all of which held it"]
     assert all("flights" not in keys for keys in sources(r, c).tools.values())
+
+
+def _rename(tmp_path: Path, new_last: str):
+    """The user asks to rename the second passenger of a two-passenger trip; the agent sends the
+    list back whole with that passenger's last name set to ``new_last``."""
+    trip = _trip("K2V9QA", "economy", "credit_card_71904428")
+    trip["passengers"].append({"first_name": "Mei", "last_name": "Chen", "dob": "1988-04-02"})
+    passengers = [{"first_name": "Tove", "last_name": "Lind", "dob": "1979-02-14"},
+                  {"first_name": "Mei", "last_name": new_last, "dob": "1988-04-02"}]
+    return _run(tmp_path, [
+        user("Hi, I'm tove_lind_4821 and reservation K2V9QA needs a passenger name fixed."),
+        *tool("get_reservation_details", {"reservation_id": "K2V9QA"}, trip),
+        agent("The passengers are Tove Lind and Mei Chen. Who should change?"),
+        user(f"Please change Mei Chen to Mei {new_last}, same date of birth."),
+        agent("Shall I update it?"), user("yes"),
+        *tool("update_reservation_passengers", {"reservation_id": "K2V9QA", "passengers": passengers}, trip)])
+
+
+def test_a_renamed_passenger_is_credited_to_the_user_though_the_look_up_holds_the_name_elsewhere(tmp_path):
+    # "Lind" stands in the look-up as the first passenger's last name, but no record there is
+    # Mei Lind: the list came from the look-up and the user together.
+    r, c = _rename(tmp_path, "Lind")
+    said = _user_turn(r, "Please change Mei Chen")
+    looked = _lookup_turn(r, "get_reservation_details")
+    assert credited(r, c)["passengers"] == [f"get_reservation_details's answer (turn {looked})", f"the user (turn {said})"]
+
+
+def test_passengers_the_look_up_returned_whole_are_credited_to_it_alone(tmp_path):
+    r, c = _rename(tmp_path, "Chen")  # nothing renamed: every record is the look-up's own
+    looked = _lookup_turn(r, "get_reservation_details")
+    assert credited(r, c)["passengers"] == [f"get_reservation_details's answer (turn {looked})"]

@@ -17,7 +17,7 @@ import re
 from functools import lru_cache
 
 from ..runs.model import Turn
-from .arguments import _as_text, _last_key
+from .arguments import _as_text, _last_key, _parsed
 from .picked_values import _fields_index, _ids, _other_record
 from .reading import Call, Reading, _occurs, is_read_only, leaves, t_is_user
 
@@ -162,3 +162,31 @@ def several(turns: list[Turn]) -> str:
         ", ".join(shown[:2]) + f" or {len(shown) - 2} more")
     return f"{listed}, {'both' if len(shown) == 2 else 'all'} of which held it"
 
+
+_IN_ITEM = re.compile(r"(.*\[\d+\]\.)[^.\[\]]+$")
+
+
+def item_values(c: Call, a) -> frozenset[str]:
+    """The scalar values (lower case) of the list item an argument sits in (one passenger of
+    several), or none: an answer shows such a value only where one of its records holds the
+    whole item, as a passenger renamed by the user is not the record a look-up returned."""
+    m = _IN_ITEM.match(a.path)
+    if m is None:
+        return frozenset()
+    return frozenset(_as_text(v).lower() for p, v in leaves(c.turn.arguments)
+                     if p.startswith(m.group(1)) and "." not in p[len(m.group(1)):])
+
+
+@lru_cache(maxsize=512)
+def records(result: str) -> tuple[frozenset[str], ...]:
+    """The scalar values (lower case) each object of a JSON answer holds itself."""
+    out: list[frozenset[str]] = []
+    todo = [_parsed(result)]
+    while todo:
+        x = todo.pop()
+        if isinstance(x, dict):
+            out.append(frozenset(_as_text(v).lower() for v in x.values() if not isinstance(v, (dict, list))))
+            todo.extend(v for v in x.values() if isinstance(v, (dict, list)))
+        elif isinstance(x, list):
+            todo.extend(x)
+    return tuple(out)

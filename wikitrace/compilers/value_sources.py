@@ -24,7 +24,7 @@ from functools import lru_cache
 from ..runs.model import Turn
 from .arguments import _NOT_JSON, _as_text, _json_fields, _last_key, _parsed, _seen, check_arguments
 from .expected_calls import _ABSENT, _differing, expected_changes, made_as_expected
-from .id_sources import other_item, read_from, several
+from .id_sources import item_values, other_item, read_from, records, several
 from .insight_words import free_form, join, top_key
 from .picked_values import picked, user_described
 from .reading import Call, Reading, _occurs, leaves, t_is_user
@@ -288,7 +288,13 @@ def _fewest_places(r: Reading, c: Call, by_place: dict[str, list], turn_of: dict
 
     def shows(where: str, a) -> bool:
         f = turn_of.get(where)
-        return f is not None and _seen(a.value, _last_key(a.path), f, r.lower(f)) and not (
+        if f is None:
+            return False
+        item = item_values(c, a)
+        held = records(f.result or "") if item and not t_is_user(f) else ()
+        if held:  # a JSON answer: it shows a list item's value only in a record holding the whole item
+            return any(item <= record for record in held)
+        return _seen(a.value, _last_key(a.path), f, r.lower(f)) and not (
             _distinctive(a.value) and other_item(f, c, a))
 
     weight = {w: max(len(by_place[w]), sum(shows(w, a) for a in values)) for w in by_place}
