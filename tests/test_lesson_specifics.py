@@ -55,6 +55,22 @@ def test_a_wrong_answer_says_whether_the_look_ups_held_the_expected_answer():
     assert _insights(missing)[0].title == "Answer with Finish only once a look-up's text answers every part of the question"
 
 
+def test_a_wrong_answer_in_another_word_form_or_a_yes_for_a_what_question_is_its_own_lesson():
+    seen = [("Kestrel Review", "The Kestrel Review is a quarterly poetry magazine from Leeds.")]
+    question = "What kind of publication is the Kestrel Review?"
+    form = _qa("quarterly poetry magazines", "quarterly poetry magazine", seen, question)
+    kind = _qa("yes", "quarterly poetry magazine", seen, question)
+    # the near misses: other words (a misreading), and a yes that answers a yes-or-no question
+    other = _qa("monthly poetry journal", "quarterly poetry magazine", seen, question)
+    asked_whether = _qa("yes", "no", seen, "Is the Kestrel Review a daily paper?")
+    assert [i.key for i in _insights(form)] == ["answer|Finish|form"]
+    assert "ending" in _insights(form)[0].guideline
+    assert [i.key for i in _insights(kind)] == ["answer|Finish|kind"]
+    assert "not yes or no" in _insights(kind)[0].title
+    assert [i.key for i in _insights(other)] == ["answer|Finish|misread"]
+    assert [i.key for i in _insights(asked_whether)] == ["answer|Finish|not-found"]  # "no" stands in no look-up
+
+
 def test_an_error_lesson_is_keyed_by_tool_and_masked_shape_and_prefers_what_got_past_it():
     def run(run_id, locker, success):
         turns = _turns(_msg("system", AIRLINE_SYSTEM), _msg("user", f"Reset locker {locker}."),

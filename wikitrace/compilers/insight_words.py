@@ -10,7 +10,7 @@ import re
 
 from functools import lru_cache
 
-from .arguments import asks_a_thing, is_verdict, yes_or_no
+from .arguments import asks_a_thing, is_verdict, wrong_kind, yes_or_no
 from .changes import edit_of
 from .phrase_match import observation_words, words_of
 from .reading import Call, Reading, _occurs, is_command_line, leaves
@@ -261,7 +261,19 @@ def why_wrong(r: Reading, w: Call) -> str:
         return "partial"
     if said and wanted and said != wanted and wanted < said:
         return "extra"
+    if _same_words_but_endings(folded_words(str(w.turn.arguments)), folded_words(gold)):
+        return "form"
+    if wrong_kind(r, str(w.turn.arguments)) is not None and not yes_or_no(gold):
+        return "kind"
     return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
+
+
+def _same_words_but_endings(said: list[str], wanted: list[str]) -> bool:
+    """The answer is the expected one written with other word endings ("authors" for "author"):
+    word for word, one word starts with the other, and at least one pair differs."""
+    return len(said) == len(wanted) > 0 and said != wanted and all(
+        a.startswith(b) or b.startswith(a) for a, b in zip(said, wanted)) and all(
+        min(len(a), len(b)) >= 3 for a, b in zip(said, wanted) if a != b)
 
 
 # why a final answer was judged wrong -> (title, what to do), each naming the answering tool {t}
@@ -276,10 +288,16 @@ WHY_WRONG = {
                 "Answer with {t} in the full form the observations give (the whole name or phrase), not a part of it"),
     "extra": ("Give {t} just what is asked",
               "Answer with {t} giving just what the request asks, without the words around it"),
+    "form": ("Give {t} the answer with the word endings the look-up wrote",
+             "When a look-up wrote the answer, give it to {t} with each word ending as written there (singular or "
+             "plural, the same form of the word): the right words in another form were judged wrong"),
+    "kind": ("Give {t} the thing the question asks for, not yes or no",
+             "When the question asks for a thing (what, which, who, when, how many), answer with {t} naming that "
+             "thing as a look-up gave it: a name, a date, a number; yes or no answers another question"),
     "misread": ("Read what the look-ups returned for exactly what is asked before {t}",
                 "When a look-up has already returned the answer, read it for exactly what the request asks (the "
-                "fact asked for, not a related one next to it), and give it with {t} in the words that look-up used "
-                "for it (its own term, singular or plural as written), not a paraphrase"),
+                "fact asked for, not a related name or date next to it), and give it with {t} in the words that "
+                "look-up used for it, not a paraphrase"),
     # the runs here gave a value some look-up returned, just not the one asked for: "returned the answer"
     # would read as what they did
     "not-found": ("Answer with {t} only once a look-up's text answers every part of the question",

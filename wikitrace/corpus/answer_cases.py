@@ -25,6 +25,7 @@ from ..compilers.text import folded_words
 
 SHOWN = 3  # cases on a page, each from another task
 LONG, SHORT = "extra", "partial"  # the answer lessons' keys (compilers/insight_words.why_wrong) that pull apart
+FORM = "form"  # the answer lesson about the words' endings: like LONG and SHORT, about the words, not where they came from
 SHAPES = (("number", "a number or year"), ("yes/no", "a yes or no"), ("name", "a name"), ("phrase", "a phrase"))
 
 
@@ -270,7 +271,7 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
             rule = next((x for x in entry["length_rule"] if x.startswith("So: ")), None)
             if rule is not None:  # the rule both slips' counts give is advice on both pages, not one way each
                 entry["guideline"] = f"{entry['guideline'].rstrip()} Either way: {rule[4:]}"
-        lines = compared(members, [c for _e, c in successes.get(kind, [])], fields[2] in (LONG, SHORT))
+        lines = compared(members, [c for _e, c in successes.get(kind, [])], fields[2] in (LONG, SHORT, FORM))
         if lines:
             entry["versus"] = [line for _n, line, _s, _d, _f in lines]
         made = {n: (did, of, line.split(": ", 1)[0].replace(" (the successful runs' median)", ""))
