@@ -193,3 +193,26 @@ def test_evidence_keeps_the_counts_of_an_instruction_what_to_do_already_shows():
         "In 44 of the 44 failed runs here (all 14 of their tasks) a look-up had already returned the expected answer.",
         "In 19 of the 212 failed runs here, every Search error came from text in quote marks.",
         "Build every Search query from words the task gives (21 of the 21 runs here that sent one did)."]
+
+
+def _success_page(verdict: str, runs: int, compared: int, tasks: int) -> dict:
+    """A page taught by successful runs whose pattern has the contrast ``verdict``, and the difference
+    from the failed trials of their tasks shown by ``runs`` of ``compared`` runs, over ``tasks`` tasks."""
+    return {"guideline": "When the user names the record, look it up with get_reservation_details.",
+            "contrast": {"verdict": verdict},
+            "same_task": {"side": "success", "compared": compared, "members": compared, "differences": [
+                {"text": "made no change that went through, where each failed trial of its task made one",
+                 "runs": runs, "tasks": tasks}]}}
+
+
+def test_what_set_successes_apart_from_their_tasks_failed_trials_leads_when_their_pattern_decides_nothing():
+    instead = ("In a run like these, make a change only where the request calls for one and the rules allow it: "
+               "unlike the failed trials of their tasks, successful runs here made no change that went through.")
+    entry = _success_page("none", 4, 4, 3)
+    cut(entry, instead=instead)
+    assert entry["advice"].startswith(instead)
+    # the near misses: a pattern that does separate the outcomes, a difference of only some runs, one task only
+    for verdict, runs, tasks in (("success", 4, 3), ("none", 3, 3), ("none", 4, 1)):
+        entry = _success_page(verdict, runs, 4, tasks)
+        cut(entry, instead=instead)
+        assert entry["advice"].startswith("When the user names the record"), (verdict, runs, tasks)

@@ -260,6 +260,16 @@ def _findings(sentence: str, shown: list[str]) -> str:
     return sentence
 
 
+def _instead_leads(entry: dict) -> bool:
+    """Successful runs whose own pattern does not separate them from failed runs (its verdict
+    "none"), all of which differ from the failed trials of their tasks in one way, seen on two
+    tasks or more: that difference is what the page teaches, and the pattern only where it was met."""
+    st = entry.get("same_task") or {}
+    top = (st.get("differences") or [None])[0]
+    return (st.get("side") == "success" and (entry.get("contrast") or {}).get("verdict") == "none"
+            and top is not None and top["runs"] == st.get("compared", 0) >= 2 and top.get("tasks", 0) >= 2)
+
+
 def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
     """Sets ``entry["advice"]`` (What to do) to at most ``KEPT`` advice sentences of the guideline (trigger first, then
     ``mistake``, then ``instead``, then the rest in order) and moves every sentence stating counts,
@@ -279,8 +289,9 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
             advice.append(do)
     if mistake and _opening(mistake):  # advice opening as the mistake's does ("Before X, ...") says the same, less exactly
         advice = [s for s in advice if _opening(s) != _opening(mistake)]
-    # a mistake said as what to do when the page's error comes (passed_errors.merge) is the trigger itself
-    ordered = [mistake] if _TRIGGER.match(mistake) else (
+    # a mistake said as what to do when the page's error comes (passed_errors.merge) is the trigger itself;
+    # the successes' difference from their own tasks' failed trials, where the page's pattern decides nothing
+    ordered = [mistake] if _TRIGGER.match(mistake) else [instead] if instead and _instead_leads(entry) else (
         [s for s in advice if _TRIGGER.match(s)][:1] or [s for s in advice if not _pointer(s)][:1] or advice[:1])
     ordered += [mistake] if mistake and mistake not in ordered else [
         s for s in advice if s not in ordered and s != recipe][:1]
