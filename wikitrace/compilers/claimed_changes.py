@@ -8,6 +8,13 @@ thing is one several known tools act on (a reservation is booked and cancelled),
 must share its start with the tool's own action word. Only on logs that record expected calls
 and have a person who answers: the claim is put to a user, and the missing change is one the
 task expected.
+
+A report need not say "has been": "updated with the new return flights and one checked bag", or a
+list under "the following changes". So the agent's report after the run's last call, where that
+call is a change that went through, counts too when one of its sentences names what a missed
+change's tool acts on and the made change's tool name does not (bags, beside
+update_reservation_flights): that message reports the change just made, so a thing it names
+beside it is reported with it. The page quotes the sentence and does not judge its verb.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ import re
 from .. import lazy_re
 from .consent import acted_on, names_thing
 from .expected_calls import expected_changes
+from .insight_words import is_hand_off, report_message
 from .reading import Reading
 from .schema import KeyFact
 from .text import clip_words
@@ -59,9 +67,35 @@ def unmade_claims(r: Reading) -> list[KeyFact]:
                 sharing = [k for k in known if acted_on(k) == acted_on(tool)]
                 if len(sharing) > 1 and not done.group(1).lower().startswith(_action(tool)[:4]):
                     continue
-                return [KeyFact(
-                    f"The agent told the user at turn {t.turn} that the {word} had been {done.group(1).lower()} "
-                    f"(\"{clip_words(sentence, 100)}\"), but no {tool} call went through in this run, and the task "
-                    f"expected one. Tell the user only what a call's answer shows was done.",
-                    [t.turn], "missed-change", [tool])]  # the change it explains: counted as one never made
+                return [_fact(f"The agent told the user at turn {t.turn} that the {word} had been "
+                              f"{done.group(1).lower()}", sentence, tool, t.turn,
+                              "Tell the user only what a call's answer shows was done.")]
+    return _reported(r, missing)
+
+
+def _fact(said: str, sentence: str, tool: str, turn: int, do: str) -> KeyFact:
+    return KeyFact(f"{said} (\"{clip_words(sentence, 100)}\"), but no {tool} call went through in this run, and the "
+                   f"task expected one. {do}", [turn], "missed-change", [tool])  # counted as a change never made
+
+
+def _reported(r: Reading, missing: list[str]) -> list[KeyFact]:
+    """The report after the run's last change naming what a missed change acts on (the module's
+    docstring), as the fact ``unmade_claims`` gives."""
+    last = r.calls[-1] if r.calls else None
+    if last is None or not last.writes or last.error or is_hand_off(last):
+        return []
+    report = report_message(r)
+    if report is None or not isinstance(report.content, str):
+        return []
+    made = {w.lower() for w in _WORD.findall(last.name.lower())}
+    things = [(tool, thing) for tool in missing if (thing := acted_on(tool)) and not any(
+        w.startswith(thing) or thing.startswith(w) for w in made if len(w) >= 3)]
+    for m in _SENTENCE.finditer(report.content):
+        sentence = " ".join(m.group(0).replace("**", "").split()).strip(" -")
+        for tool, _thing in things:
+            word = names_thing(sentence, tool)
+            if word is not None:
+                return [_fact(f"The agent's report after its last change ({last.name}, turn {last.n}) named the "
+                              f"{word.lower()} at turn {report.turn}", sentence, tool, report.turn,
+                              "Before the report, make every change the request calls for.")]
     return []
