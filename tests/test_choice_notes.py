@@ -178,3 +178,39 @@ def test_a_run_whose_queries_only_a_retry_was_given_still_counts_among_the_runs_
     assert "faced|query|Search" in retry and "query|Search|given" not in retry
     shown = _choices({"step": "step-0002", "patterns": ["query|Search|shown"]})
     assert {"faced|query|Search", "query|Search|shown"} <= shown
+
+
+def _paid(user_says: str) -> list[str]:
+    """A tau-bench record: the task expected the gift card; the user asks for a card in ``user_says``
+    and the agent pays with the credit card."""
+    from tau_messages import agent, tool, user
+    from test_expected_outputs import _load
+    from test_trial_contrast import CARD, GIFT, POLICY, PROFILE, TRIP, _change
+
+    traj = [{"role": "system", "content": POLICY}, user("Hi, I'm lena_vogt_3017 and I need to move flight Q4WZ8N."),
+            *tool("get_user_details", {"user_id": "lena_vogt_3017"}, PROFILE),
+            *tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, TRIP),
+            agent("HAT311 on 2024-06-10 is open. How would you like to pay?"), user(user_says),
+            agent("Shall I go ahead?"), user("Yes."),
+            *tool("update_reservation_flights", _change(CARD), dict(TRIP, flights=_change(CARD)["flights"])),
+            agent("Done."), user("Thanks. ###STOP###")]
+    task = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": "You are lena_vogt_3017.",
+            "actions": [{"name": "update_reservation_flights", "kwargs": _change(GIFT)}]}
+    record = {"task_id": 41, "reward": 0.0, "trial": 0, "traj": traj,
+              "info": {"task": task, "source": "user", "reward_info": {"reward": 0.0, "info": {}, "actions": []}}}
+    import tempfile
+    from pathlib import Path
+
+    comp = compile_offline(_load(Path(tempfile.mkdtemp()), record))
+    return [n for e in comp.evidence for n in e.notes if n.startswith("Where its values came from: ")]
+
+
+def test_a_card_the_user_named_by_its_digits_is_said_with_their_words():
+    """The change sent another card than the task expected: the user chose it by its last digits,
+    so the page quotes the user's sentence, and its advice is not read as the agent's own pick."""
+    (note,) = _paid("Please charge the card ending in 4418.")
+    assert ('`payment_id` "credit_card_6604418" is one of the 2 values get_user_details\'s answer (turn 2) gave '
+            '`id`, and the user wrote at turn 5 what only its record holds: "Please charge the card ending in 4418."'
+            ) in note
+    (plain,) = _paid("Any card on file is fine.")  # no words of its record: named as the answer it came from
+    assert "the user wrote" not in plain and "get_user_details's answer (turn 2)" in plain

@@ -14,6 +14,7 @@ from functools import lru_cache
 from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments
 from .json_fields import fields_at_depth
 from .reading import Call, Reading, leaves, t_is_user
+from .text import clip_words
 from .user_picks import singled_out
 
 
@@ -146,8 +147,10 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     a card by its brand). An answer that also states the value as a field's only value (a
     reservation's own origin beside its flights' origins) is no listing of it, and a value whose
     record the user's words single out among the listed ones' (``user_picks.singled_out``) is the
-    user's pick. The listing named is the first that showed the value, where the agent could
-    have learned it. The log proves only that the agent chose it among others unasked."""
+    user's pick. So is a value whose record the user named (a card by its last digits): where
+    their words single it out among those listed, ``user_described`` gives it with their sentence.
+    The listing named is the first that showed the value, where the agent could have learned it.
+    The log proves only that the agent chose it among others unasked."""
     key = f"picked:{c.n}"
     if key in r.memo:
         return r.memo[key]
@@ -195,9 +198,16 @@ def picked(r: Reading, c: Call) -> list[Pick]:
                 continue
             listings = {(k, d): fields.listing(k, d) for k, d, _h in holding}
             homes = {h for _k, _d, h in holding}
-            named = any(v != text and told(v) for h in homes for v in fields.names(h))
-            if named:
-                break  # the user named the record it sits in
+            named = [v for h in homes for v in fields.names(h) if v != text and told(v)]
+            if named:  # the user named the record it sits in: no pick of the agent's
+                listed = next(((k, d) for (k, d), values in sorted(listings.items()) if len(values) > 1), None)
+                how = singled_out(r, c.n, text, listings[listed]) if listed is not None and t.turn in by_turn else None
+                words = _their_words(r, how, named) if how is not None else ""
+                if words:  # and their words single it out among the others listed: said with those words
+                    pick = Pick(a.path, text, by_turn[t.turn], listed[0], list(listings[listed]))
+                    pick.described = how + words
+                    described.append(pick)
+                break
             if any(len(v) < 2 for v in listings.values()):
                 continue  # this answer states it as a field's only value: an earlier listing may hold the choice
             choice = next(((k, d) for (k, d), values in sorted(listings.items())
@@ -210,6 +220,23 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     r.memo[key] = out
     r.memo[f"described:{c.n}"] = described
     return out
+
+
+def _their_words(r: Reading, how: str, names: list[str]) -> str:
+    """': "…"', the sentence of the user message ``how`` cites ("at turn N") that holds one of the
+    record's ``names`` in a form users write it; "" when none does."""
+    at = re.search(r"at turn (\d+)", how)
+    said = next((t for t in r.facts if at and t.turn == int(at.group(1)) and t_is_user(t)), None)
+    if said is None:
+        return ""
+    text = " ".join(str(said.content or "").split())
+    low = text.lower()
+    spots = [i for v in names for f in _spoken_forms(v) if (i := low.find(f)) >= 0]
+    if not spots:
+        return ""
+    start = max(text.rfind(ch, 0, min(spots)) for ch in ".!?") + 1
+    ends = [i for ch in ".!?" if (i := text.find(ch, min(spots))) >= 0]
+    return f": \"{clip_words(text[start:min(ends) + 1 if ends else len(text)].strip(), 100)}\""
 
 
 def user_described(r: Reading, c: Call) -> list[Pick]:
