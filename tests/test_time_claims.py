@@ -123,3 +123,33 @@ def test_without_a_stated_now_nothing_is_said(tmp_path, monkeypatch):
     run = _tau(tmp_path, [_agent("Since your reservation was made within the last 24 hours, it can be cancelled.")],
                reward=0.0)
     assert not any("The agent said at turn" in f for f in _facts(run))
+
+
+def _unlooked(tmp_path, said: str, created: str):
+    """The agent takes the user's word for when Q4WZ8N was booked, says ``said`` and cancels it with no
+    look-up: the cancel's answer is the only record of it (created at ``created``)."""
+    from tau_messages import agent, tool, user
+    from test_expected_outputs import _load
+
+    traj = [{"role": "system", "content": POLICY}, user("Hi, I booked Q4WZ8N by mistake about ten hours ago."),
+            agent(said + " Shall I cancel it?"), user("Yes."),
+            *tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, {**TRIP, "created_at": created,
+                                                                         "status": "cancelled"}),
+            agent("Done."), user("Thanks. ###STOP###")]
+    task = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": "You are lena_vogt_3017.", "actions": []}
+    return _load(tmp_path, {"task_id": 9, "reward": 0.0, "trial": 0, "traj": traj,
+                            "info": {"task": task, "source": "user",
+                                     "reward_info": {"reward": 0.0, "info": {}, "actions": []}}})
+
+
+def test_a_claim_about_a_record_never_looked_up_is_set_against_the_change_that_returned_it(tmp_path):
+    run = _unlooked(tmp_path, "Since reservation Q4WZ8N was made within the last 24 hours, it can be refunded.",
+                    "2024-05-20T08:11:02")
+    said, cancelled = _turn_of(run, "within the last 24 hours"), _turn_of(run, "2024-05-20T08:11:02")
+    assert (f"The agent said at turn {said}, before any look-up of the record, that the record cancel_reservation "
+            f"then acted on at turn {cancelled} was made within the last 24 hours") in _facts(run)[0]
+    assert "that call's answer gives `created_at` 2024-05-20T08:11:02, which is 12 days before" in _facts(run)[0]
+    # the near miss: the change's record bears the claim out
+    run = _unlooked(tmp_path, "Since reservation Q4WZ8N was made within the last 24 hours, it can be refunded.",
+                    "2024-05-31T20:00:00")
+    assert not any("The agent said at turn" in f for f in _facts(run))

@@ -3,7 +3,9 @@ today", "more than 7 days ago"), checked by date arithmetic against the record's
 time and the current time the run's system prompt (or task) states.
 
 A fact is said only when all three are plain: one assertive sentence of the agent about one
-record it looked up, one creation-time field in that record, one "now" in the log. A date
+record it looked up, one creation-time field in that record, one "now" in the log. A run that
+looked no record up before the sentence (it took the user's word) is checked against the answer
+of the first change after it that returned the record it names. A date
 without a time of day stands for the whole day, and a claim is called wrong only when it is
 wrong for every moment of that day. Anything unsure yields nothing.
 """
@@ -220,8 +222,9 @@ class Record:
 
 
 def _record(c: Call) -> Record | None:
-    """A look-up's answer as a record with one creation-time field, or None."""
-    if c.error or c.writes or not (c.turn.result or "").lstrip().startswith("{"):
+    """A call's answer as a record with one creation-time field, or None: a look-up's, or the
+    answer of a change that returned the record it acted on."""
+    if c.error or not (c.turn.result or "").lstrip().startswith("{"):
         return None
     answer = _parsed(c.turn.result)  # the argument checks' parse of the same answer
     if not isinstance(answer, dict):
@@ -296,15 +299,22 @@ def time_facts(r: Reading) -> list[KeyFact]:
             continue
         if made is None:
             made = [x for x in (_record(c) for c in r.calls) if x is not None]
-        records = [x for x in made if x.call.n < turn]
+        records = [x for x in made if x.call.n < turn and not x.call.writes]
         for claim in claims:
             record = _about(claim.sentence, text, records)
+            unlooked = None
+            if record is None and not records:  # said of a record never looked up: the change on it shows it
+                unlooked = record = _about(claim.sentence, text, [x for x in made if x.call.n > turn and x.call.writes][:1])
             if record is None or claim_holds(claim, record.made, now) is not False:
                 continue
             c = record.call
+            whose = (f"before any look-up of the record, that the record {c.name} then acted on at turn {c.n}"
+                     if unlooked else f"of the record {c.name} returned at turn {c.n}, that it")
             out.append(KeyFact(
-                f"The agent said at turn {turn}, of the record {c.name} returned at turn {c.n}, that it {claim.said} "
-                f"(\"{clip(claim.sentence, 120)}\"); its `{record.key}` {record.made.text} is "
-                f"{_what_is_true(claim, record.made, now)} the current time {where} gives, {now.text}.",
+                f"The agent said at turn {turn}, {whose} {claim.said} (\"{clip(claim.sentence, 120)}\"); "
+                + (f"that call's answer gives `{record.key}` {record.made.text}, " if unlooked else
+                   f"its `{record.key}` {record.made.text} is ")
+                + ("which is " if unlooked else "")
+                + f"{_what_is_true(claim, record.made, now)} the current time {where} gives, {now.text}.",
                 [c.n, turn]))
     return out
