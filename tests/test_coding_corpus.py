@@ -580,11 +580,14 @@ def test_a_missing_path_got_past_names_the_search_that_found_it(coding_out):
     source line name the search that returned the path the next call sent."""
     out, data, _steps = coding_out
     (entry,) = [i for i in data["insights"] if i["key"] == "error|missing-path"]
-    found = [s for s in entry["sources"] if ", on a path find_file returned at turn 2" in s["detail"]]
+    found = [s for s in entry["sources"] if ", a path find_file returned at turn 2" in s["detail"]]
     assert found and found[0]["outcome"] == "success", entry["sources"]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     cases = page.split("## Cases\n", 1)[1].split("\n## ", 1)[0]
-    assert "a later open call went through at turn 3, on a path find_file returned at turn 2." in cases
+    # where the file was, and the path the failed call guessed
+    assert ("a later open call went through at turn 3, on \\`src/main/java/acme/jsonkit/JsonPointer.java\\`, a path "
+            "find_file returned at turn 2 (the failed call named \\`src/main/java/acme/jsonkit/pointer/JsonPointer.java\\`)."
+            ) in cases
     turns = [json.loads(ln) for ln in (out / "raw" / found[0]["step"] / "solver.full.jsonl").read_text().splitlines()]
     (search,) = [t for t in turns if t["turn"] == 2]
     (opened,) = [t for t in turns if t["turn"] == 3]

@@ -1290,6 +1290,22 @@ def _shown_said(run: Run, by_n: dict, text: str) -> bool:
         assert any(e["name"] == m.group(5) for e in expected), text
         assert not any(t.type == "function_call" and t.name == m.group(5) and not t.is_error for t in run.turns), text
         return True
+    m = re.fullmatch(r"The agent's report after its last change \((\S+), turn (\d+)\) named the (\w+) at turn (\d+) "
+                     r"\(\"(.+)\"\), but no (\S+) call went through in this run, and the task expected one\. Before the "
+                     r"report, make every change the request calls for\.", text)
+    if m:  # claimed_changes._reported: the first message after the run's last call, a change that went through
+        last, said = by_n[int(m.group(2))], by_n[int(m.group(4))]
+        calls = [t for t in run.turns if t.type == "function_call"]
+        assert last is calls[-1] and last.name == m.group(1) and not last.is_error, text
+        assert said.role == "assistant" and said.type == "message" and said.turn > last.turn, text
+        assert not any(t.role == "assistant" and t.type == "message" and last.turn < t.turn < said.turn
+                       for t in run.turns), text
+        quote = m.group(5).rstrip("…").strip()
+        assert quote in " ".join(said.content.replace("**", "").split()) and m.group(3) in quote.lower(), text
+        expected = json.loads((run.task.metadata or {}).get("expected_calls") or "[]")
+        assert any(e["name"] == m.group(6) for e in expected), text
+        assert not any(t.type == "function_call" and t.name == m.group(6) and not t.is_error for t in run.turns), text
+        return True
     return False
 
 
@@ -1558,15 +1574,16 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         return
     m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turn (\d+); a later (.+?) call went through at turn (\d+)(, sending "
                      r".+)?(; the failed call had sent its text inside quote marks, this one none)?"
-                     r"(?:, on a path (\S+) returned at turn (\d+))?\.", text)
+                     r"(?:, on `([^`]+)`, a path (\S+) returned at turn (\d+)(?: \(the failed call named `([^`]+)`\))?)?\.",
+                     text)
     if m:
         assert by_n[int(m.group(3))].name == m.group(1) and int(m.group(5)) > int(m.group(3)), text
         assert m.group(4) == (m.group(2) or m.group(1)), text
-        if m.group(8):  # a call between the two whose answer holds a path the later call sent
-            found, later = by_n[int(m.group(9))], by_n[int(m.group(5))]
-            assert found.name == m.group(8) and int(m.group(3)) < found.turn < later.turn and not found.is_error, text
-            sent = re.findall(r"[\w.-]*[/.][\w./-]*\w", str(later.arguments))
-            assert any(p in (found.result or "") for p in sent), text
+        if m.group(9):  # a call between the two whose answer holds the path the later call sent
+            found, later, failed = by_n[int(m.group(10))], by_n[int(m.group(5))], by_n[int(m.group(3))]
+            assert found.name == m.group(9) and int(m.group(3)) < found.turn < later.turn and not found.is_error, text
+            assert m.group(8) in str(later.arguments) and m.group(8) in (found.result or ""), text
+            assert m.group(11) is None or m.group(11) in str(failed.arguments), text
         return
     if _check_qa_fact(run, text):
         return

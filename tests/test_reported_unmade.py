@@ -6,8 +6,11 @@ act on (the reservation, beside a missed cancel_reservation), is no such report.
 
 from __future__ import annotations
 
+import pytest
+
 from tau_messages import agent, tool, user
 from test_expected_outputs import _load
+from test_in_short import _check
 from test_trial_contrast import GIFT, POLICY, PROFILE, TRIP, _change
 
 from wikitrace.compilers.claimed_changes import unmade_claims
@@ -47,6 +50,10 @@ def test_a_report_naming_a_change_never_made_is_quoted_with_its_turn(tmp_path):
                                 "and one checked bag.\"), but no update_reservation_baggages call went through")
     assert told.turns == [6]
     assert told.text in [f.text for f in in_short(r)]  # and it leads the page's In short
+    _check(r.run, told.text, told.turns)  # every clause holds of the log
+    for wrong in (told.text.replace("turn 5)", "turn 4)"), told.text.replace("the bag", "the seat")):
+        with pytest.raises(AssertionError):
+            _check(r.run, wrong, told.turns)
 
 
 def test_a_list_under_a_report_counts_line_by_line(tmp_path):

@@ -351,13 +351,24 @@ def _met_at(r: Reading, err: Call) -> str:
 _PATHISH = re.compile(r"[\w.-]*[/.][\w./-]*\w")  # a word with a slash or a dot inside: a path or a file name
 
 
+def _paths(c: Call) -> list[str]:
+    """The paths (or file names) a call's arguments hold, in order."""
+    texts = [c.turn.arguments] if isinstance(c.turn.arguments, str) else [
+        x for _p, x in leaves(c.turn.arguments) if isinstance(x, str)]
+    return [m.group() for v in texts for m in _PATHISH.finditer(v) if "/" in m.group() or len(m.group()) > 4]
+
+
 def found_by(r: Reading, err: Call, found: Call) -> str:
-    """``, on a path find_file returned at turn 2``: the call between a missing path and the call that
-    got past it whose answer held the path that call sent (the search the lesson advises), or ""."""
-    sent = [m.group() for v in ([found.turn.arguments] if isinstance(found.turn.arguments, str) else
-                                [x for _p, x in leaves(found.turn.arguments) if isinstance(x, str)])
-            for m in _PATHISH.finditer(v) if "/" in m.group() or len(m.group()) > 4]
+    """``, on `src/a/B.java`, a path find_file returned at turn 2 (the failed call named `src/b/B.java`)``:
+    the call between a missing path and the call that got past it whose answer held the path that
+    call sent (the search the lesson advises), with both paths: where the file was, and the guess
+    that was not; or ""."""
+    sent = _paths(found)
     for c in r.calls:
-        if err.n < c.n < found.n and not c.error and c.turn.result and any(p in str(c.turn.result) for p in sent):
-            return f", on a path {c.name} returned at turn {c.n}"
+        if err.n < c.n < found.n and not c.error and c.turn.result:
+            hit = next((p for p in sent if p in str(c.turn.result)), None)
+            if hit is not None:
+                guessed = next((p for p in _paths(err) if p != hit), None)
+                return (f", on `{hit}`, a path {c.name} returned at turn {c.n}"
+                        + (f" (the failed call named `{guessed}`)" if guessed else ""))
     return ""
