@@ -25,12 +25,12 @@ TRIP = {"reservation_id": "Q4WZ8N", "user_id": "lena_vogt_3017", "cabin": "basic
         "created_at": "2024-05-20T09:12:00", "flights": [{"flight_number": "HAT907", "date": "2024-06-09"}]}
 
 
-def _run(tmp_path, said: str, policy: str = POLICY, then=()) -> Run:
+def _run(tmp_path, said: str, policy: str = POLICY, then=(), actions=()) -> Run:
     traj = [{"role": "system", "content": policy}, user("Hi, please cancel my Boston trip, Q4WZ8N."),
             *tool("get_reservation_details", {"reservation_id": "Q4WZ8N"}, TRIP), agent(said),
             user("Oh well. Thanks anyway."), *then, user("Bye. ###STOP###")]
     task = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": "You are lena_vogt_3017. Cancel Q4WZ8N.",
-            "actions": [{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}}]}
+            "actions": [{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}}, *actions]}
     record = {"task_id": 5, "reward": 1.0, "trial": 0, "traj": traj,
               "info": {"task": task, "source": "user", "reward_info": {"reward": 1.0, "info": {}, "actions": []}}}
     path = tmp_path / "airline-results.json"
@@ -70,6 +70,31 @@ def test_a_refusal_the_run_then_went_against_is_not_said_to_be_what_it_did(tmp_p
     assert (f"; yet this run sent cancel_reservation at turn {sent}, which answered with an error (\"Error: reservation "
             "cannot be cancelled\"), so no change went through: the tool's refusal, not the agent's, kept the run from "
             "the change") in fact
+
+
+def test_a_refusal_gone_back_on_before_an_expected_hand_off_is_not_said_to_be_what_it_did(tmp_path):
+    """Refused at first, then the cancel was sent anyway (the tool refused it) before the hand-off the
+    task expected: the page may not say the run refused and then handed off."""
+    said = "Your booking is basic economy without insurance, so it cannot be cancelled now."
+    summary = {"summary": "The user wants to cancel basic economy trip Q4WZ8N; the policy does not allow it."}
+    then = [user("Please try anyway."),
+            *tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, "Error: reservation cannot be cancelled"),
+            agent("That did not work. Shall I transfer you to a human agent?"), user("Yes, transfer me."),
+            *tool("transfer_to_human_agents", summary, "Transfer successful")]
+    run = _run(tmp_path, said, then=then, actions=[{"name": "transfer_to_human_agents", "kwargs": summary}])
+    facts = [f.text for f in compile_offline(run).in_short]
+    [fact] = [f for f in facts if "the agent told the user at turn" in f]
+    sent = _turn_of(run, "reservation cannot be cancelled")
+    assert fact.startswith("Make no change, then hand off (the task expected a transfer_to_human_agents call too): ")
+    assert "as this run did" not in fact
+    assert f"; yet this run sent cancel_reservation at turn {sent}, which answered with an error" in fact
+    # held to its refusal: the hand-off after the user's reply is what it did
+    held = _run(tmp_path, said, then=[agent("Shall I transfer you to a human agent?"), user("Yes, transfer me."),
+                                      *tool("transfer_to_human_agents", summary, "Transfer successful")],
+                actions=[{"name": "transfer_to_human_agents", "kwargs": summary}])
+    [fact] = [f.text for f in compile_offline(held).in_short if "the agent told the user at turn" in f.text]
+    assert fact.startswith("Refuse a change the records rule out, then hand off only after the user's reply to the "
+                           "refusal, as this run did")
 
 
 def test_two_rules_naming_the_value_alike_quote_neither(tmp_path):

@@ -84,7 +84,7 @@ def _both_unseen(theirs: dict, mine: dict) -> str:
     if not (theirs.get("unseen") and mine.get("unseen")):
         return ""
     return (f"; each wrote a name its log had shown only with another spelling (`{_t(theirs['unseen'][0])}`, and this "
-            f"run `{_t(mine['unseen'][0])}`): check that the name an edit writes is one the code defines")
+            f"run `{_t(mine['unseen'][0])}`), so that is not what set them apart")
 
 
 # a quoted literal is one token: two lines that differ inside one differ in that literal
