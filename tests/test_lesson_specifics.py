@@ -71,6 +71,19 @@ def test_a_wrong_answer_in_another_word_form_or_a_yes_for_a_what_question_is_its
     assert [i.key for i in _insights(asked_whether)] == ["answer|Finish|not-found"]  # "no" stands in no look-up
 
 
+def test_an_answer_the_question_itself_states_is_its_own_lesson_unless_the_question_names_it_as_an_option():
+    question = "Which town near Leeds hosts the Kestrel Film Days festival?"
+    seen = [("Kestrel Film Days", "Kestrel Film Days is a festival held in Harrogate, near Leeds.")]
+    restated = _qa("Leeds", "Harrogate", seen, question)
+    (x,) = _insights(restated)
+    assert x.key == "answer|Finish|restated" and "stands in the question itself" in x.guideline
+    # the near misses: an answer the question offers as an option, and one the question does not hold
+    option = _qa("Leeds", "Harrogate", seen, "Is the festival held in Leeds or in Harrogate?")
+    elsewhere = _qa("York", "Harrogate", seen, question)
+    assert [i.key for i in _insights(option)] == ["answer|Finish|option"]
+    assert [i.key for i in _insights(elsewhere)] == ["answer|Finish|misread"]
+
+
 def test_an_error_lesson_is_keyed_by_tool_and_masked_shape_and_prefers_what_got_past_it():
     def run(run_id, locker, success):
         turns = _turns(_msg("system", AIRLINE_SYSTEM), _msg("user", f"Reset locker {locker}."),

@@ -265,6 +265,9 @@ def why_wrong(r: Reading, w: Call) -> str:
         return "form"
     if wrong_kind(r, str(w.turn.arguments)) is not None and not yes_or_no(gold):
         return "kind"
+    given = " ".join(str(w.turn.arguments).split())
+    if given and not yes_or_no(given) and _occurs(given.lower(), (r.run.task.instruction or "").lower()):
+        return "restated"  # the question gave these words to point at the thing asked, which they are not
     return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
 
 
@@ -294,6 +297,11 @@ WHY_WRONG = {
     "kind": ("Give {t} the thing the question asks for, not yes or no",
              "When the question asks for a thing (what, which, who, when, how many), answer with {t} naming that "
              "thing as a look-up gave it: a name, a date, a number; yes or no answers another question"),
+    "restated": ("Give {t} the thing the question asks for, not words the question already states",
+                 "When the answer you are about to give stands in the question itself (a name, a date, a place it "
+                 "mentions) and is not one of options it asks you to choose between, it is the clue, not the answer: "
+                 "find what the question asks about it (the band that person came from, the event that date belongs "
+                 "to) and answer with {t} naming that"),
     "misread": ("Read what the look-ups returned for exactly what is asked before {t}",
                 "When a look-up has already returned the answer, read it for exactly what the request asks (the "
                 "fact asked for, not a related name or date next to it), and give it with {t} in the words that "
