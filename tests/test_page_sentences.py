@@ -929,25 +929,15 @@ def _note(c: Check, text: str, n: int) -> None:
 
         check_verdict(c.run, text, n)
         return
-    m = re.fullmatch(r"`(.+?)` (is|holds) (\".*?\") in this answer, and the agent's own words name it: (.+)", text)
-    if m:  # a field of the look-up's JSON answer, and the agent's later sentences that hold its value as words
-        key, value = m.group(1), json.loads(m.group(3))
-        # "is": the field's own value; "holds": one item of the field's list
-        assert (key, value, m.group(2) == "holds") in set(_json_fields(json.loads(c.call(n).result))), text
-        words = " ".join(value.replace("_", " ").split()).lower()
-        quoted = re.findall(r'turn (\d+): "(.+?)"(?=; turn \d+: "|$)', m.group(4))
+    m = re.fullmatch(r"((?:`.+?` (?:is|holds) \".*?\"(?:, | and )?)+) in this answer, and the agent's own words name "
+                     r"(?:it|them): (.+)", text)
+    if m:  # fields of the look-up's JSON answer, and the agent's later sentences that hold their values as words
+        fields = re.findall(r"`(.+?)` (is|holds) (\".*?\")(?:, | and |$)", m.group(1))
+        assert fields and (" name them: " in text) == (len(fields) > 1), text
+        quoted = re.findall(r'turn (\d+): "(.+?)"(?=; turn \d+: "|$)', m.group(2))
         assert quoted, text
-        for k, sentence in quoted:
-            said = c.by_n[int(k)]
-            assert int(k) > n and said.role == "assistant" and not is_harness_turn(said), text
-            # what it did with what it read: no question, nothing past the next change that went through
-            assert not sentence.endswith("?") and not any(n < t.turn < int(k) for t in c.changes()), text
-            assert _flat(sentence.rstrip("…")) in _flat(_text(said) + "\n" + (said.reasoning or "")), sentence
-            assert re.search(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words.split())) + r"(?![\w-])",
-                             sentence.lower()), (value, sentence)
-            if len(words.split()) == 1:  # one word: beside a word of the field's name (its first five letters)
-                assert any(re.search(r"(?<!\w)" + re.escape(w[:5]), sentence.lower())
-                           for w in re.split(r"[_\W]+", key.lower()) if len(w) > 2), (key, sentence)
+        for key, verb, shown in fields:
+            _named_field(c, n, key, verb, json.loads(shown), quoted, text)
         return
     m = re.fullmatch(r"Each of these arguments holds `(.+)` itself: several calls were written into one\.", text)
     if m:  # the tool's own call form inside each argument of the errors told together
@@ -1847,3 +1837,21 @@ def test_a_last_change_made_as_expected_is_not_doubted_when_others_were_left_unm
     assert "may not be what the task asked for" not in item.support
     assert item.support.startswith("The call went through and is one the task expected, but the run ended after it")
     assert any("QX8" in n for n in item.notes), item.notes  # the unmade change is listed below it
+
+
+def _named_field(c, n: int, key: str, verb: str, value, quoted: list, text: str) -> None:
+    """One field a look-up-note names ("is": the field's own value; "holds": one item of its list)
+    and the agent's later sentences that hold its value as words."""
+    assert (key, value, verb == "holds") in set(_json_fields(json.loads(c.call(n).result))), text
+    words = " ".join(value.replace("_", " ").split()).lower()
+    for k, sentence in quoted:
+        said = c.by_n[int(k)]
+        assert int(k) > n and said.role == "assistant" and not is_harness_turn(said), text
+        # what it did with what it read: no question, nothing past the next change that went through
+        assert not sentence.endswith("?") and not any(n < t.turn < int(k) for t in c.changes()), text
+        assert _flat(sentence.rstrip("…")) in _flat(_text(said) + "\n" + (said.reasoning or "")), sentence
+        assert re.search(r"(?<![\w-])" + r"[\s_-]+".join(map(re.escape, words.split())) + r"(?![\w-])",
+                         sentence.lower()), (value, sentence)
+        if len(words.split()) == 1:  # one word: beside a word of the field's name (its first five letters)
+            assert any(re.search(r"(?<!\w)" + re.escape(w[:5]), sentence.lower())
+                       for w in re.split(r"[_\W]+", key.lower()) if len(w) > 2), (key, sentence)

@@ -239,10 +239,15 @@ def _about_this_record(c: Call, r: Reading, said: list[tuple[int, str]]) -> list
 
 
 def named_field_notes(r: Reading, c: Call) -> list[str]:
-    """One note per field of the answer the agent's later words name, quoting those words."""
-    return [f"`{key}` {'holds' if listed else 'is'} {json.dumps(value, ensure_ascii=False)} in this answer, and the "
-            "agent's own words name it: " + "; ".join(f"turn {n}: \"{s}\"" for n, s in quoted)
-            for key, value, quoted, listed in named_fields(r, c)]
+    """One note per set of the agent's later sentences, quoting them, with the fields of the answer they
+    name: one sentence naming three flights' origins is one note, not three that quote it again."""
+    groups: dict[tuple, list[str]] = {}
+    for key, value, quoted, listed in named_fields(r, c):
+        groups.setdefault(tuple(quoted), []).append(
+            f"`{key}` {'holds' if listed else 'is'} {json.dumps(value, ensure_ascii=False)}")
+    return [(", ".join(fields[:-1]) + " and " if len(fields) > 1 else "") + fields[-1]
+            + f" in this answer, and the agent's own words name {'them' if len(fields) > 1 else 'it'}: "
+            + "; ".join(f"turn {n}: \"{s}\"" for n, s in quoted) for quoted, fields in groups.items()]
 
 
 MESSAGES_SHOWN = 3
