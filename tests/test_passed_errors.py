@@ -128,3 +128,18 @@ def test_a_run_that_met_the_error_again_and_stayed_did_not_get_past_it():
     stayed, left = lesson(False), lesson(True)
     assert not stayed.worked and "turn 4" in stayed.detail, stayed  # the run ended on the error at turn 4
     assert left.worked and "got past it" in left.detail and "never" not in left.detail, left
+
+
+def test_a_change_of_another_tool_never_made_stays_a_finding_beside_the_errors_advice():
+    """Every failed run got past the payment error and then never made a bag change the task
+    expected: that is another lesson than the error's (raters read it as tacked on), so the page
+    keeps the error's advice and the missed change stands as a finding."""
+    missed = {"kind": "missed-change", "about": ["add_bags"]}
+    entry = _page([_run(k, False, [missed]) for k in range(3)] + _successes())
+    assert entry["advice"].startswith("When book_trip answers \"Error: balance too low\", "), entry["advice"]
+    assert "add_bags" not in entry["advice"] and "add_bags" not in entry["title"]
+    assert any("add_bags" in s for s in entry.get("set_aside", [])), entry.get("set_aside")
+    # the same fact on the error's own tool leads, as above
+    own = {"kind": "missed-change", "about": ["book_trip"]}
+    entry = _page([_run(k, False, [own]) for k in range(3)] + _successes())
+    assert "make every book_trip call the request calls for" in entry["advice"].split(". ")[0], entry["advice"]

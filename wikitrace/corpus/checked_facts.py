@@ -318,18 +318,20 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
                     f"shown to set {these} apart from the successful ones. In {run_counts.part_of(runs_of[kind], failed)} {said[kind]}. "
                     f"{counts[0].upper()}{counts[1:]}")
     rest = fact_leads.unrepeated(entry["guideline"], text) if own else entry["guideline"]
+    off_tool = kind in items and own_tool and not any(a.split(".")[0] == own_tool for a in items[kind])
     # the error did not stop them: the fact leads, but an argument not shown to separate them is another
-    # matter than the error (the payment sent, not the seats refused): it stays a finding, as below
-    if minority is None and (proven or kind != "arguments") and passed_errors.got_past(entry, members):
+    # matter than the error (the payment sent, not the seats refused), and so is a fact only on other
+    # tools (a baggage change never made, beside a payment error): they stay findings, as below
+    if minority is None and (proven or kind != "arguments") and not off_tool and passed_errors.got_past(entry, members):
         entry["guideline"] = passed_errors.guideline(
             entry, own[0].split("; in ", 1)[0] if own else do, run_counts.part_of(runs_of[kind], failed), said[kind],
             note if weak is not None else "", rest, len(failed))
-    elif entry["key"].startswith("rule|") or not proven and entry["key"].startswith("error|"):
+    elif entry["key"].startswith("rule|") or entry["key"].startswith("error|") and (
+            not proven or off_tool and passed_errors.got_past(entry, members)):
         # an error's or a rule's own advice is what its runs met (or broke) for sure: a fact not shown
         # to separate follows it. A finding only: arguments that differed from the expected call (the
         # payment sent, not the seats an error refused), a fact only on other tools than the error's,
         # and on a rule's page any fact but that rule's (raters read them as another lesson tacked on)
-        off_tool = kind in items and own_tool and not any(a.split(".")[0] == own_tool for a in items[kind])
         if kind == "arguments" or off_tool and entry["key"].startswith("error|") or \
                 entry["key"].startswith("rule|") and fact_leads.kind_of(kind) != "rule":
             entry["set_aside"] = entry.get("set_aside", []) + [text]

@@ -4,7 +4,9 @@ An error lesson's own advice says how to get past the error. When each failed ru
 it did get past it and failed all the same, that advice is true and beside the point: the
 checked fact those runs share (a rule they broke, a change they never made, one the task did
 not ask for) is what a reader needs first. So the page then opens with that fact's instruction,
-said as what to do when the error comes, and keeps the error's own advice after it.
+said as what to do when the error comes, and keeps the error's own advice after it. A fact only
+on other tools than the error's (a bag change never made, beside a payment error) is another
+lesson: it stays a finding there (corpus/checked_facts.py).
 """
 
 from __future__ import annotations
