@@ -156,10 +156,11 @@ def picked(r: Reading, c: Call) -> list[Pick]:
         return r.memo[key]
     out: list[Pick] = []
     described: list[Pick] = []  # the same, where the user's words single out the value's record
+    pending: list[tuple[Pick, list[str]]] = []  # values in records the user named: see ``user_described``
     checks = [a for a in check_arguments(r, c.turn) if a.seen_at is not None and len(_as_text(a.value)) >= 3]
     if not checks:  # most changes send no value an earlier turn showed: nothing below is needed
         r.memo[key] = out
-        r.memo[f"described:{c.n}"] = described
+        r.memo[f"described:{c.n}"] = (described, pending)
         return out
     said = [r.lower(t) for t in r.facts if t.turn < c.n and t_is_user(t)]
     answers = [t for t in r.facts if t.turn < c.n and t.type == "function_call"]
@@ -199,14 +200,11 @@ def picked(r: Reading, c: Call) -> list[Pick]:
             listings = {(k, d): fields.listing(k, d) for k, d, _h in holding}
             homes = {h for _k, _d, h in holding}
             named = [v for h in homes for v in fields.names(h) if v != text and told(v)]
-            if named:  # the user named the record it sits in: no pick of the agent's
+            if named:  # the user named the record it sits in: no pick of the agent's; whether their words
+                # single it out among the others listed is asked only by a page's notes (``user_described``)
                 listed = next(((k, d) for (k, d), values in sorted(listings.items()) if len(values) > 1), None)
-                how = singled_out(r, c.n, text, listings[listed]) if listed is not None and t.turn in by_turn else None
-                words = _their_words(r, how, named) if how is not None else ""
-                if words:  # and their words single it out among the others listed: said with those words
-                    pick = Pick(a.path, text, by_turn[t.turn], listed[0], list(listings[listed]))
-                    pick.described = how + words
-                    described.append(pick)
+                if listed is not None and t.turn in by_turn:
+                    pending.append((Pick(a.path, text, by_turn[t.turn], listed[0], list(listings[listed])), named))
                 break
             if any(len(v) < 2 for v in listings.values()):
                 continue  # this answer states it as a field's only value: an earlier listing may hold the choice
@@ -218,7 +216,7 @@ def picked(r: Reading, c: Call) -> list[Pick]:
                 (described if pick.described else out).append(pick)
             break
     r.memo[key] = out
-    r.memo[f"described:{c.n}"] = described
+    r.memo[f"described:{c.n}"] = (described, pending)
     return out
 
 
@@ -242,4 +240,12 @@ def _their_words(r: Reading, how: str, names: list[str]) -> str:
 def user_described(r: Reading, c: Call) -> list[Pick]:
     """The values ``picked`` would name but for the user's words, which single out their records."""
     picked(r, c)
-    return r.memo[f"described:{c.n}"]
+    described, pending = r.memo[f"described:{c.n}"]
+    while pending:  # a record the user named: theirs when their words single it out, said with those words
+        pick, named = pending.pop(0)
+        how = singled_out(r, c.n, pick.value, pick.values)
+        words = _their_words(r, how, named) if how is not None else ""
+        if words:
+            pick.described = how + words
+            described.append(pick)
+    return described
