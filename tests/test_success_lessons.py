@@ -166,3 +166,17 @@ def test_every_importers_success_lessons_are_true_of_the_log_or_absent(tmp_path)
                                                                          "cancelled; the policy does not allow it."},
                                  "Transfer successful")])]
     assert sum(_check(r, f.text) for r in runs for f in compile_offline(r).in_short) == 1
+
+
+def test_a_success_that_changed_nothing_shows_its_first_and_last_look_ups_not_each_one(tmp_path):
+    """Five searches, then the agent's answer: the page is not a list of five equal "Looked up"
+    decisions; the first and the last stay, the others are counted as left out."""
+    searches = [tool("search_direct_flight", {"origin": "DEN", "destination": "BOS", "date": f"2024-06-0{d}"}, [])
+                for d in range(3, 7)]
+    run = _run(tmp_path, "Your booking is basic economy without insurance, so it cannot be cancelled now.",
+               then=[m for s in searches for m in s])
+    comp = compile_offline(run)
+    looked = [e.decision for e in comp.evidence if e.decision.startswith("Looked up with")]
+    assert len(looked) == 2, looked
+    assert "get_reservation_details" in looked[0] and "2024-06-06" in looked[-1], looked
+    assert comp.left_out == 3

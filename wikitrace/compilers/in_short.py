@@ -62,7 +62,14 @@ def _kind(facts: list[KeyFact], kind: str) -> list[KeyFact]:
 
 def in_short(r: Reading) -> list[KeyFact]:
     """The facts, most telling first: a checked claim in the run's own words, then what the
-    log's own records establish for this outcome."""
+    log's own records establish for this outcome. Once per run (its memo): a success that changed
+    nothing asks which look-ups they cite before its page's decisions are chosen."""
+    if "in_short" not in r.memo:
+        r.memo["in_short"] = _in_short(r)
+    return list(r.memo["in_short"])
+
+
+def _in_short(r: Reading) -> list[KeyFact]:
     own = wrong_comparisons(r) + reversed_conclusions(r)  # the agent's own words, refuted by its own figures
     facts = (_kind(own[:1], "comparison") + _kind(time_facts(r)[:1], "time")
              + _kind(limit_facts(r)[:1], "limit") + _kind(count_facts(r)[:1], "count"))

@@ -89,6 +89,7 @@ def compile_offline(run: Run) -> Compilation:
             if i.kind == "write" and i.call is not None and i.call.n in told:
                 i.evidence.notes.append(told[i.call.n])
     facts = in_short(reading)
+    shown = _unchanged_lookups(reading, shown, facts) if run.outcome.success else shown
     # the calls the page shows: at turns its items link, or that its facts and notes name
     cited = {n for i in shown for n in (*i.evidence.turns, *i.covers)} | {n for f in facts for n in f.turns}
     cited |= set(named_turns(" ".join(t for i in shown for t in (i.evidence.decision, i.evidence.support,
@@ -126,6 +127,18 @@ def compile_offline(run: Run) -> Compilation:
     if any(isinstance(c, list) for c, _t in causes) and any(c == "change" for c, _t in causes):
         comp.decisive["causes"] = causes  # corpus/cause_contrast.py sets them against the successes
     return comp
+
+
+def _unchanged_lookups(r: Reading, shown: list[Item], facts: list) -> list[Item]:
+    """A success that changed nothing: of its look-ups, the page keeps the first, the last and
+    those its "In short" cites. Each look-up in order read as a decision of equal weight, and
+    what the run answered in the end was lost among them (raters: "padding")."""
+    if any(c.writes for c in r.calls):
+        return shown
+    looks = [i for i in shown if i.kind == "lookup"]
+    cited = {n for f in facts for n in f.turns}
+    keep = {id(i) for i in looks[:1] + looks[-1:]} | {id(i) for i in looks if cited & set(i.evidence.turns)}
+    return [i for i in shown if i.kind != "lookup" or id(i) in keep]
 
 
 def cause_keys(item: Item, first_change: int | None) -> list[str] | str | None:
@@ -319,19 +332,21 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
     latest = next((c for c in reversed(calls) if last_write is not None and c.n < last_write.n and not c.writes
                    and not c.error and not answered_nothing(c)), None)
     first_change = min((w.n for w in writes if w.n not in answers), default=None)
+    # a success that changed nothing: the look-ups its "In short" cites (the check that settled it) come first
+    cited = {n for f in in_short(r) for n in f.turns} if not writes else set()
     told: set[str] = set()
     # with no state change at all, or none but the answer that ended the run (a QA log's Finish), the
     # look-ups are what the answer rests on: each distinct one counts
     acted = writes if not (len(writes) == 1 and gives_answer(r, writes[0])) else []
     for c in calls:
-        if c.writes or c.error or c.n in fixes or answered_nothing(c) or (
+        if c.writes or c.error or c.n in fixes or answered_nothing(c) or (c.n not in cited and
                 c.n not in supplied and c is not first and c is not latest and (acted or c.sig in told)):
             continue
         told.add(c.sig)
         keys = list(dict.fromkeys(supplied.get(c.n, [])))
         same = [k for k in keys if k not in fresh.get(c.n, ())]  # every value of it was one the look-up was sent
         took = [k for k in keys if k not in same]
-        items.append(Item(55 if keys else 50 - c.n / 10_000, Evidence(
+        items.append(Item(55 if keys or c.n in cited else 50 - c.n / 10_000, Evidence(
             decision=f"Looked up with {short_call(c)} at turn {c.n}"
             + (f"; a later call took {', '.join(took[:4])} from what it returned" if took else "")
             + (f"{' and' if took else ';'} {'' if took else _later(resent.get(c.n, [])) + ' '}sent the same "
