@@ -4,8 +4,8 @@ too few of its runs to lead it.
 Some checks are made only on failed runs (compilers/shown_conflicts.py, agreed_terms.py,
 record_claims.py ``past_dates``): a change on a record whose dates were all past, a payment above the
 balance a look-up showed, a yes to other amounts than the change charged. When two or more of a
-lesson's failed runs hold one of them on the lesson's own tool, but not most (checked_facts.py
-leads with a fact only then), the lesson's other advice can hide it: a cancel lesson that says
+lesson's failed runs hold one of them on the lesson's own tool, the lesson's other advice can hide
+it (checked_facts.py leads with no such kind): a cancel lesson that says
 "check the insurance" says nothing of the six runs that cancelled trips already flown, insured or
 not. Each such kind is said as its own counted line, with its runs named and the note that no
 successful run is counted against it.
@@ -49,8 +49,8 @@ def say(entry: dict, members: list[tuple[dict, dict]], tool: str) -> None:
             continue
         hit = [e for e in failed if any(f.get("kind") == kind and tool in (f.get("about") or ())
                                         for f in e.get("facts") or [])]
-        if len(hit) < 2 or 2 * len(hit) > len(failed):
-            continue  # one run is no count; most of them: checked_facts leads with it
+        if len(hit) < 2:
+            continue  # one run is no count
         steps = sorted(e["step"] for e in hit)
         lines.append(f"In {run_counts.part_of(hit, failed)}, {what.format(t=tool)} "
                      f"({', '.join(steps)}; each page's \"In short\" gives the fact and its turns; checked only on "
