@@ -167,3 +167,25 @@ def test_a_lesson_s_contrast_counts_every_run_that_taught_it(tau_bench_corpus):
         assert not left, (entry["id"], entry["key"], pattern, left)
         checked += 1
     assert checked > 20
+
+
+def test_a_rule_page_lists_the_trials_differences_without_advising_on_them(engine_dir):
+    """A rule's page advises what the rule asks; what else the successful trials did is listed under
+    More evidence, never said as advice beside it (raters read it as another lesson tacked on)."""
+    difference = {"text": "had no change_trip call go through, where the failed run had one", "runs": 2,
+                  "steps": ["step-0001", "step-0002"], "tasks": 2}
+    entry = {
+        "id": "insight-0004", "key": "rule|change_trip|Ask first.", "title": "Keep the rule: Ask first.",
+        "guideline": "Before each call this rule covers, do what it asks: \"Ask first.\"", "applicability": "In trips.",
+        "task_type": "trips", "apps": None, "compiler": "offline", "source_step": "step-0001",
+        "source_outcome": "failure", "counts": {"runs": 2, "success": 0, "failure": 2}, "contrast": None,
+        "same_task": {"side": "failure", "members": 2, "compared": 2, "compared_steps": ["step-0001", "step-0002"],
+                      "differences": [difference]}, "separating": [],
+        "sources": [{"step": "step-0001", "outcome": "failure", "detail": "changed it unasked"},
+                    {"step": "step-0002", "outcome": "failure", "detail": "changed it unasked"}]}
+    page = _same_both_ways(entry, engine_dir)
+    assert "had no change_trip call go through" in page.split("## More evidence", 1)[1]
+    assert "In a run like these" not in page
+    # the same differences on another kind of lesson are advice
+    page = _same_both_ways({**entry, "key": "went-through|change_trip"}, engine_dir)
+    assert "In a run like these, make sure the request calls for a change with change_trip at all" in page
