@@ -243,3 +243,20 @@ def test_a_run_that_went_ahead_without_a_yes_counts_among_those_that_broke_the_r
     agreed = _run(tmp_path, [_agent(LISTING), _user("Yes, please go ahead."), *_cabin()])
     ra = read_run(agreed)
     assert not any(confirmation_broken(ra, c) for c in ra.calls if c.writes)
+
+
+def test_the_rule_lesson_keeps_what_the_users_last_message_did_for_its_page_to_count(tmp_path):
+    """The failed run's lesson on the rule records whether the user had picked an offered option or
+    asked for the change (corpus/failed_only_facts.unagreed counts it on the rule's page)."""
+    from wikitrace.compilers.offline import compile_offline
+
+    options = ("I found two flights for the upgrade:\n\n1. HAT118 in business, $420\n2. HAT204 in business, $380\n\n"
+               "Would you like to proceed with one of these options?")
+    picked = _run(tmp_path, [_agent(options), _user("I'll go with the first one, on the Visa card."), *_cabin(),
+                             _agent("Done.")])
+    asked = _run(tmp_path, [_user("I'll go with business for Theo's flight, on the Visa card."), *_cabin()])
+    agreed = _run(tmp_path, [_agent("I will upgrade HAT118 to business for $420 on the Visa card. Shall I?"),
+                             _user("Yes."), *_cabin(), _agent("Done.")])
+    cases = [[i.case for i in compile_offline(run).insights if i.key.startswith("rule|")] for run in (picked, asked, agreed)]
+    assert cases[0] == [{"unagreed": "picked"}] and cases[1] == [{"unagreed": "request"}], cases
+    assert all(c is None for c in cases[2]), cases

@@ -95,3 +95,29 @@ def test_a_rule_of_one_run_another_tool_or_most_runs_is_not_said_here():
         entry = {"key": f"went-through|{tool}", "guideline": "Before it, check."}
         say(entry, members, tool)
         assert entry["guideline"] == "Before it, check.", entry["guideline"]
+
+
+def test_a_confirmation_rule_says_a_pick_or_a_request_is_not_a_yes_with_the_runs_counted():
+    """The failed runs that broke the rule asking for a yes: what the user's last message was (the
+    lesson's case, compilers/run_insights.broken_rule_insight), counted, and said as what to do."""
+    from wikitrace.corpus.failed_only_facts import unagreed
+
+    def run(n, kind, outcome="failure"):
+        return ({"step": f"step-{n:04d}", "outcome": outcome},
+                {"case": {"unagreed": kind}} if kind else {})
+
+    entry = {"key": "rule|ab12cd", "guideline": "Before each call this rule covers, do what it asks: \"Ask first.\""}
+    unagreed(entry, [run(1, "picked"), run(2, "request"), run(3, "request"), run(4, "other"), run(5, None, "success")])
+    assert entry["guideline"].endswith(
+        "In 1 of the 4 failed runs here the user's last message before the change picked one of the options the agent "
+        "had offered, and in 2 it asked for a change; each time the agent made the change without putting its details "
+        "to the user for a yes: put what the call will do to the user and wait for their yes before making it, since a "
+        "pick or a request is not a yes."), entry["guideline"]
+    cut(entry)  # the instruction is what to do; the counts stand under Evidence
+    assert "Put what the call will do to the user and wait for their yes" in entry["advice"]
+    # one such run is no count, and another kind of lesson says nothing of it
+    for key, members in (("rule|ab12cd", [run(1, "picked"), run(2, "other")]),
+                         ("went-through|change_trip", [run(1, "picked"), run(2, "request")])):
+        entry = {"key": key, "guideline": "Ask first."}
+        unagreed(entry, members)
+        assert entry["guideline"] == "Ask first."

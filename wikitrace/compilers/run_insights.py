@@ -78,11 +78,20 @@ def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     return insight
 
 
+def broken_rule_insight(r: Reading, w: Call, h) -> CandidateInsight:
+    """The lesson of a rule the change broke; a missing yes keeps what the user's last message
+    did (corpus/failed_only_facts.unagreed counts it on the rule's page)."""
+    insight = rule_insight(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
+    if w.unagreed is not None and h.broken == w.unagreed.sentence():
+        insight.case = {"unagreed": "picked" if w.unagreed.picked else
+                        "request" if w.unagreed.named or w.unagreed.request else "other"}
+    return insight
+
+
 def unseen_insight(r: Reading, w: Call) -> CandidateInsight | None:
     broken = [h for h in rules_once(r, w) if h.broken]
     if broken:
-        h = broken[0]
-        return rule_insight(r, h.sentence, f"turn {w.n}: called {w.name} while {h.broken}", False)
+        return broken_rule_insight(r, w, broken[0])
     unseen = unseen_paths(r, w)
     if not unseen:
         return None
@@ -228,8 +237,7 @@ def _failure(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]:
             break
         broken = [h for h in rules_once(r, i.call) if h.broken]
         if broken:
-            out.append(rule_insight(r, broken[0].sentence, f"turn {i.call.n}: called {i.call.name} while "
-                                     f"{broken[0].broken}", False))
+            out.append(broken_rule_insight(r, i.call, broken[0]))
             break
     # a listed option the task names, not chosen; what a verdict's reasoning quoted: before the errors
     option = option_insight(r, False) or verdict_insight(r)

@@ -82,3 +82,30 @@ def _rule_lines(failed: list[dict], tool: str, led: str | None) -> list[str]:
                      f"where the system prompt's rule on {field} decides it ({steps}; "
                      f"each page's \"In short\" quotes the rule and the record it applies to): {do}.")
     return lines
+
+
+# what the user's last message before a change made without a yes did (compilers/consent.Unagreed,
+# kept as the failed run's lesson ``case``), as the confirmation rule's page counts it
+_LAST_WORD = (("picked", "picked one of the options the agent had offered"), ("request", "asked for a change"))
+
+
+def unagreed(entry: dict, members: list[tuple[dict, dict]]) -> None:
+    """On a confirmation rule's page: how many of its failed runs made the change right after the
+    user picked an offered option or asked for a change, with no yes to its details in between.
+    Neither is a yes, and the runs show it is the step agents skip: said as what to do."""
+    if not entry["key"].startswith("rule|"):
+        return
+    said: dict[str, list[str]] = {}
+    failed = {e["step"] for e, _l in members if e["outcome"] == "failure"}
+    for e, lesson in members:
+        kind = (lesson.get("case") or {}).get("unagreed") if e["outcome"] == "failure" else None
+        if kind in dict(_LAST_WORD) and e["step"] not in said.get(kind, []):
+            said.setdefault(kind, []).append(e["step"])
+    if sum(len(v) for v in said.values()) < 2:
+        return
+    counted = [(len(said[k]), what) for k, what in _LAST_WORD if said.get(k)]
+    parts = [f"{n} of the {len(failed)} failed runs here the user's last message before the change {what}" if not i
+             else f"in {n} it {what}" for i, (n, what) in enumerate(counted)]
+    entry["guideline"] = (f"{entry['guideline'].rstrip()} In {', and '.join(parts)}; each time the agent made the "
+                          f"change without putting its details to the user for a yes: put what the call will do to "
+                          f"the user and wait for their yes before making it, since a pick or a request is not a yes.")

@@ -297,6 +297,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             ways[kind] = SuccessWays(successes.get(kind, []))
         lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)], ways[kind], rules.get(kind))
         failed_only_facts.say(entry, groups[entry["id"]], _key_tool(entry["key"]))  # those too few to lead
+        failed_only_facts.unagreed(entry, groups[entry["id"]])
         no_call_lead(entry, groups[entry["id"]], ways[kind])
         looked_up_instead.lead(entry, groups[entry["id"]], trials)
         differences_lead(entry, groups[entry["id"]], ways[kind])
