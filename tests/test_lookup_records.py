@@ -106,8 +106,9 @@ def test_a_value_that_is_one_item_of_a_list_is_said_as_held_not_as_the_field():
     )
     r = read_run(run_from_dict(_record("t-2", "airline", "Change a flight.", turns, True), "t.jsonl:1"))
     notes = named_field_notes(r, next(c for c in r.calls if c.name == "get_user_details"))
-    assert any(n.startswith('`reservations` holds "UHDAHF" in this answer') for n in notes), notes
-    assert any(n.startswith('`membership` is "silver" in this answer') for n in notes), notes
+    # one sentence names both: one note, each field said as it holds the value
+    assert notes == ['`reservations` holds "UHDAHF" and `membership` is "silver" in this answer, and the agent\'s own '
+                     'words name them: turn 3: "I see your reservation UHDAHF and your silver membership."'], notes
 
 
 def test_a_field_of_one_item_is_named_only_by_words_about_that_item():
