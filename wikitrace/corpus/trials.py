@@ -122,8 +122,10 @@ def _any_same(mine: set[str], theirs: set[str]) -> bool:
 
 
 # a coding call by its kind (compilers/call_kinds.did_token), as a sentence says it was done
-_KIND_DONE = {"@edit": "changed a file", "@search": "searched the code without an error", "@test": "ran a test command that passed as a whole",
-              "@submit": "submitted its changes", "@view": "viewed a file"}
+# (a search is grep's kind and ls's alike: a run that listed folders searched as much as one that grepped)
+_KIND_DONE = {"@edit": "changed a file", "@search": "searched the code or listed its folders without an error",
+              "@test": "ran a test command that passed as a whole", "@submit": "submitted its changes",
+              "@view": "viewed a file"}
 
 
 def did_phrase(tool: str) -> str:
@@ -262,7 +264,8 @@ _DO = [
     (r"ran (\S+) without an error, which .+ never did", r"run \1 and get its output"),
     (r"viewed (\S+), which .+ never did", r"read \1 before changing it"),
     (r"ran a test command that passed as a whole, which .+ never did", r"run the tests and see them pass before settling"),
-    (r"searched the code without an error, which .+ never did", r"search the code for the place to change"),
+    (r"searched the code or listed its folders without an error, which .+ never did",
+     r"search the code for the place to change"),
     (r"changed a file, which .+ never did", r"change the code the task is about"),
     (r"submitted its changes, which .+ never did", r"submit the change"),
     (r"sent a (\S+) whose words beyond the task text it was given all came from earlier answers \(following a look-up\), which .+",
