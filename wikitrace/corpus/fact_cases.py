@@ -26,6 +26,7 @@ from ..compilers.text import clip, named_turns
 from ..compilers.rule_lessons import rule_opening
 from ..templates import md_plain
 from . import layout
+from .advice_cut import KEPT, sentences
 from .applies import key_tool, task_of
 
 SHOWN = 3  # cases per page
@@ -130,6 +131,8 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
     the line its page leads with, where that line is about the lesson: its own fact gave way to it."""
     lines = _TrialLines(trials)
     for entry in out:
+        if entry["key"].startswith("procedure|") and not (entry.get("counts") or {}).get("failure"):
+            apart_lead(entry, groups[entry["id"]], lines)
         if entry.get("cases"):
             if not entry["counts"]["failure"]:
                 _paired_first(entry, groups[entry["id"]], lines)
@@ -157,6 +160,50 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
 
 
 PAIRED = 2  # cases set against a failed trial, on a page of a way that worked
+
+# a step a success took that its task's failed trials did not (corpus/trial_success.py), in words
+# any task of the type fits; "{0}" and "{1}": the tool and the argument its shape names
+APART = {"full": "give the answer in full, as the look-up wrote it",
+         "alone": "give the answer alone, without the words around it",
+         "only": "give only the answer asked for, nothing beside it",
+         "read": "answer from what the look-up returned",
+         "bare": "send a name without quote marks",
+         "listed": "search next for a name the error listed",
+         "followed": "search next for the name a page already read gave, and answer from that page",
+         "look-up": "look up each name the question gives and answer from the page that holds the answer",
+         "args": "check `{1}` for {0} against the request",
+         "make": "make the {0} change the request calls for",
+         "none": "make no {0} change the request does not call for"}
+
+
+def apart_lead(entry: dict, members: list[tuple[dict, dict]], lines: "_TrialLines") -> None:
+    """A way of settling the task that only successful runs taught: what those that have failed
+    trials of their task did that the trials did not, counted by kind of step, one run per task;
+    the commonest, where two tasks or more show it, leads What to do. The procedure itself,
+    which failed runs followed too, is no contrast."""
+    tasks: dict[str, dict[tuple, str]] = {}  # shape -> task -> its first run's step
+    for e, _lesson in members:
+        shape = lines.shape(e)
+        if shape is not None:
+            tasks.setdefault(shape, {}).setdefault(task_of(e), e["step"])
+    ranked = sorted(tasks, key=lambda sh: (-len(tasks[sh]), sh))
+    if not ranked or len(tasks[ranked[0]]) < 2:
+        return
+    said = []
+    for sh in ranked[:3]:
+        kind, *names = sh.split("|")
+        steps = sorted(tasks[sh].values(), key=layout.id_number)
+        said.append(f"{APART[kind].format(*names)} in {len(steps)} of their tasks ({', '.join(steps)})")
+    kind, *names = ranked[0].split("|")
+    do = APART[kind].format(*names)
+    entry["counted"] = [*(entry.get("counted") or []),
+                        "Where a successful run here has failed trials of its task, what it did that they did not, "
+                        f"one run per task: {'; '.join(said)}."]
+    kept = [f"{do[0].upper()}{do[1:]}: the successful runs here did so where failed trials of the same tasks did not.",
+            *sentences(entry.get("advice") or "")]
+    entry["advice"] = " ".join(kept[:KEPT])
+    if kept[KEPT:]:  # what What to do has no room for stays among the other advice
+        entry["more_advice"] = [*kept[KEPT:], *(entry.get("more_advice") or [])]
 
 
 def _paired_first(entry: dict, members: list[tuple[dict, dict]], lines: "_TrialLines") -> None:
@@ -189,23 +236,30 @@ class _TrialLines:
     def __init__(self, trials):
         self.trials = trials
         self.by_task: dict[tuple, dict] = {}
+        self.shapes: dict[str, str] = {}  # step -> the shape of what it did that its failed trials did not
 
-    def about(self, entry: dict, lesson: dict) -> str:
-        """The line of ``entry``'s page, as plain text (links to other trials' pages by their step),
-        when it is about ``lesson`` as ``lesson_fact`` reads a fact; else ""."""
-        if self.trials is None:
-            return ""
-        task = self.trials.group(entry)
+    def shape(self, entry: dict) -> str | None:
+        """The shape of the step ``entry``'s line says to copy (corpus/trial_success.py), or None."""
+        self._lines(entry)
+        return self.shapes.get(entry["step"])
+
+    def _lines(self, entry: dict) -> dict:
+        task = self.trials.group(entry) if self.trials is not None else None
         if task is None:
-            return ""
+            return {}
         if task not in self.by_task:
             from .trial_contrast import lines
 
             runs = self.trials.by_task.get(task, {})
             every = sorted([*runs.get("success", ()), *runs.get("failure", ())],
                            key=lambda r: layout.id_number(r["step"]))
-            self.by_task[task] = lines(every) if runs.get("failure") and len(every) > 1 else {}
-        made = self.by_task[task].get(entry["step"])
+            self.by_task[task] = lines(every, self.shapes) if runs.get("failure") and len(every) > 1 else {}
+        return self.by_task[task]
+
+    def about(self, entry: dict, lesson: dict) -> str:
+        """The line of ``entry``'s page, as plain text (links to other trials' pages by their step),
+        when it is about ``lesson`` as ``lesson_fact`` reads a fact; else ""."""
+        made = self._lines(entry).get(entry["step"])
         if made is None:
             return ""
         text = md_plain(_LINK.sub(r"\1", made[0]))

@@ -141,10 +141,11 @@ def _remembered():
     return remembered
 
 
-def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
+def lines(entries: list[dict], shapes: dict[str, str] | None = None) -> dict[str, tuple[str, list[int], bool]]:
     """step -> (line, this run's turns it cites, whether it takes the place of restating facts),
     for every run with a trial of the other outcome among ``entries`` (the runs of one task),
-    and every failure whose mistake another failed trial made too (corpus/trial_recur.py)."""
+    and every failure whose mistake another failed trial made too (corpus/trial_recur.py).
+    ``shapes`` gets each success's step shape (corpus/trial_success.success_line)."""
     wins = [e for e in entries if e["outcome"] == "success"]
     fails = [e for e in entries if e["outcome"] == "failure"]
     out = {}
@@ -156,7 +157,7 @@ def lines(entries: list[dict]) -> dict[str, tuple[str, list[int], bool]]:
                 out[e["step"]] = other
         return out
     for e in wins:
-        out[e["step"]] = success_line(e, fails, wins, compare)
+        out[e["step"]] = success_line(e, fails, wins, compare, shapes)
         said_no = declined_line(e, fails)
         if said_no is not None:
             text, turns, restates = out[e["step"]]

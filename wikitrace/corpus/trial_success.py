@@ -17,9 +17,10 @@ from .trial_wording import (SHOWN, _answer_found, _call, _call_keys, _Line, _oth
 
 
 def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
-                 tail: str = "") -> tuple[str, list[int]] | None:
+                 tail: str = "") -> tuple[str, list[int], str] | None:
     """What this success did at the aspect it is set against its failed trials by, said as what
-    to do (and the turns of this run that show it); None when the log shows no step to copy."""
+    to do, the turns of this run that show it and the step's shape (``APART``, with the tool or
+    argument it names after "|"); None when the log shows no step to copy."""
     kind = ref.aspect[0]
     if kind == "answer":
         text, found = ref.ref["text"], ref.ref.get("found") or {}
@@ -31,7 +32,7 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
             theirs = [set(answer_norm(d.other["text"]).split()) for _s, d in asked if d.other]
             if ours and len(theirs) == len(asked) and all(ours < o for o in theirs):
                 return f"Give only the answer asked for (\"{_t(text)}\"), nothing beside it, as this run did", \
-                    [ref.ref["turn"]]
+                    [ref.ref["turn"]], "only"
             return None
         q = _t(found["tool"] + "[" + found["query"] + "]")
         listed = found.get("listed_by")
@@ -47,26 +48,29 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
         if len(theirs) == 1 and len(asked) == k:
             same = [set(next(iter(theirs)).split())]
         if same and all(o < ours for o in same):
-            return f"Give the answer in full, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns
+            return f"Give the answer in full, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns, "full"
         if same and all(ours < o for o in same):
-            return f"Give the answer alone, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns
+            return f"Give the answer alone, as {q}{how} returned it (\"{_t(text)}\"), as this run did", turns, "alone"
         if alike:  # they read the same answer and gave another
-            return f"Answer from what {q}{how} returned (\"{_t(text)}\"), as this run did", turns
+            return f"Answer from what {q}{how} returned (\"{_t(text)}\"), as this run did", turns, "read"
         bare = " without quote marks" if "inside quote marks" in tail else ""
         # a retry whose reflections had named the answer (compilers/trial_record.py): the look-up did not find it
         named = f" (a reflection it was given had named the answer before {q} returned it)" if ref.ref.get("given") else ""
-        return f"Look up {q}{how}{bare} and answer from what it returns (\"{_t(text)}\"), as this run did{named}", turns
+        shape = "bare" if bare else "listed" if listed else "followed" if found.get("named_by") else "look-up"
+        return f"Look up {q}{how}{bare} and answer from what it returns (\"{_t(text)}\"), as this run did{named}", \
+            turns, shape
     if kind == "args":
         key = ref.aspect[2]
         return (f"Send `{key}` {_t(_shown(ref.ref['values'], key))} in {ref.aspect[1]}{_sources(ref.ref, [key], True, False)}, "
-                f"as this run did"), [ref.ref["turn"]]
+                f"as this run did"), [ref.ref["turn"]], f"args|{ref.aspect[1]}|{key}"
     if kind == "missing":
         shown = _call(ref.ref)
         return (f"Make {_t(shown) if shown != ref.aspect[1] else f'the {shown} call'}"
                 f"{_sources(ref.ref, _call_keys(ref.ref), True)}, as this run did at turn {ref.ref['turn']}"
-                + (" (the change the task expected)" if ref.ref.get("expected") else "")), [ref.ref["turn"]]
+                + (" (the change the task expected)" if ref.ref.get("expected") else "")), [ref.ref["turn"]], \
+        f"make|{ref.aspect[1]}"
     # the run may have made the call and met an error: what it shows is that none went through
-    return f"Make no {ref.aspect[1]} change, as this run had none go through", []
+    return f"Make no {ref.aspect[1]} change, as this run had none go through", [], f"none|{ref.aspect[1]}"
 
 
 def _fact(ref: Diff) -> tuple[str, list[int]]:
@@ -92,9 +96,11 @@ def _unfound(answer: dict) -> str:
     return ", which no look-up of this run returned"
 
 
-def success_line(entry: dict, failed: list[dict], won: list[dict] = (), compare=compare) -> tuple[str, list[int], bool]:
+def success_line(entry: dict, failed: list[dict], won: list[dict] = (), compare=compare,
+                 shapes: dict[str, str] | None = None) -> tuple[str, list[int], bool]:
     """The line of a success whose task has failed trials: what to do, from the difference that
-    parts the successful trials (``won``, this one among them) from most of the failed ones."""
+    parts the successful trials (``won``, this one among them) from most of the failed ones.
+    ``shapes``, when given, gets the shape of that step (``_instruction``) by the run's step."""
     line = _Line(entry["step"])
     diffs = {f["step"]: compare(entry, f) for f in failed}
     by_aspect: dict[tuple, list[Diff]] = defaultdict(list)
@@ -167,7 +173,9 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = (), compare=
     told = _instruction(entry, ref, k, hits, bool(tail) and "same look-up" in tail, tail) \
         if firm[aspect] and not cut_short else None
     if told is not None:
-        mine, turns = told
+        mine, turns, shape = told
+        if shapes is not None:
+            shapes[entry["step"]] = shape
         text = f"{mine}: {theirs}{tail}."
     elif firm[aspect]:
         mine, turns = _fact(ref)
