@@ -196,6 +196,17 @@ def test_the_question_s_names_a_page_never_held_skip_its_first_word_titles_and_t
     assert unmet_names(question, page + " California, 1954.", "x") == []
 
 
+def test_a_name_written_around_a_nickname_in_quote_marks_is_held():
+    """HotpotQA step-0126's page began 'Gerald Allen "Jerry" Roush': the question's "Jerry Roush" is
+    there, and a page saying it was not was counted false by a rater."""
+    from wikitrace.compilers.qa_reasons import unmet_names
+
+    question = "Which band had the lead vocalist Jerry Roush?"
+    assert unmet_names(question, 'Gerald Allen "Jerry" Roush is an American musician.', "x") == []
+    assert unmet_names(question, "Gerald Allen \u201cJerry\u201d Roush is an American musician.", "x") == []
+    assert unmet_names(question, "Gerald Allen Roush is an American musician.", "x") == ["Jerry Roush"]
+
+
 
 def test_a_name_held_with_a_middle_name_or_by_a_page_read_before_the_answers_is_not_unmet(tmp_path):
     """Round 17 (HotpotQA): step-0370 was told to "find a page that ties the answer to 'Kent Baer'",
@@ -559,3 +570,22 @@ Correct answer: Frederick Alexander
     facts = [f.text for f in compile_offline(run).in_short]
     assert any("The run's answer appears in no look-up as written, only in the user message at turn 0; what Search returned "
                "at turn 1 wrote it \"Patrick John Thompson Vallance\"." in f for f in facts), facts
+
+
+def test_an_answer_cut_short_in_its_entry_still_counts_as_holding_a_shorter_one_past_the_cut():
+    """HotpotQA step-0047 answered a whole sentence holding step-0260's answer after its 120th
+    character; its entry keeps the answer cut there, and the page said step-0047 had not given that
+    answer. The entry keeps the whole answer's words beside the cut text for this comparison."""
+    from wikitrace.compilers.trial_record import answer_norm
+    from wikitrace.corpus.trial_recur import items
+
+    phrase = "widely regarded as the greatest writer in the English language and the world's pre-eminent dramatist"
+    long = "William Shakespeare is an English playwright, poet and actor, " + phrase + ". He is often called the Bard."
+    cut = _entry("step-0047", "failure", [], long[:119] + "…")
+    cut["decisive"]["answer"]["words"] = answer_norm(long)
+    mine = _entry("step-0260", "failure", [], phrase)
+    said, _turns = recurring(mine, [mine, cut])
+    assert said.startswith("Both trials of this task answered") and "(this run and [step-0047](step-0047.md))" in said
+    assert ("answer", answer_norm(long)) in items(cut)
+    del cut["decisive"]["answer"]["words"]  # an entry with the cut text alone: no mistake is found shared
+    assert recurring(mine, [mine, cut]) is None

@@ -345,13 +345,19 @@ def unsent_listed_name(r: Reading, others: list[KeyFact] = ()) -> KeyFact | None
     return None
 
 
+_DOUBLE_QUOTES = re.compile("[\"\u201c\u201d]")
+
+
 def unmet_names(question: str, page: str, answer: str) -> list[str]:
     """The names and numbers the question gives (runs of capitalised words or figures, not a
     sentence's first word, a possessive's "'s" dropped) that the page an answer came from never
     holds as whole words, in the question's order: the part of the question nothing tied the
     answer to. A name of three words or more counts as held when the page holds it without its
     first word (a title before a name: "Emperor"), one of two with a capitalised word between its
-    two (a middle name); the answer's own words are not counted."""
+    two (a middle name); the answer's own words are not counted. Double quote marks on the page
+    are read as spaces: a nickname in quotes stands between a name's words ("Gerald Allen "Jerry"
+    Roush" holds "Jerry Roush")."""
+    page = _DOUBLE_QUOTES.sub(" ", page)
     out = []
     for name in question_names(question):
         words = name.split()
