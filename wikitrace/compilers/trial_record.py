@@ -216,6 +216,8 @@ def record(r: Reading) -> dict:
     if answer is not None:
         text = " ".join(str(answer.turn.arguments).split())
         out["answer"] = {"text": clip(text, 120), "turn": answer.n}
+        if len(text) > 120:  # the whole answer's words: another trial's shorter answer may stand past the cut
+            out["answer"]["words"] = answer_norm(text)
         origin = answer_origin(r, text)
         if origin == "given":  # named by a reflection before any look-up
             out["answer"]["given"] = True

@@ -54,7 +54,7 @@ def items(entry: dict) -> list[tuple]:
     out: list[tuple] = []
     answer = (entry.get("decisive") or {}).get("answer") or {}
     if answer.get("text") and answer_norm(answer["text"]):
-        out.append(("answer", answer_norm(answer["text"])))
+        out.append(("answer", answer.get("words") or answer_norm(answer["text"])))
     from .checked_facts import _SAID
 
     for f in entry.get("facts") or []:
