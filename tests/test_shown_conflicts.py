@@ -308,3 +308,27 @@ def test_a_yes_to_a_message_that_put_another_change_is_not_said_to_agree_to_this
                           *_tool("cancel_reservation", {"reservation_id": "HATHAU"},
                                  {"reservation_id": "HATHAU", "status": "cancelled"})], reward=0.0)
     assert any("after the user agreed" in d for d in _decisions(run)), _decisions(run)
+
+
+def test_a_hand_off_after_a_yes_to_another_change_is_not_said_to_be_agreed(tmp_path):
+    """tau step-0058: the user said yes to cancelling and rebooking; after failed bookings the agent
+    handed off with a summary of the talk. The summary's words are the talk's: only a message naming
+    the hand-off put it to the user, so the page says what the yes answered."""
+    from test_page_sentences import Check, _decision
+
+    asked = "I can cancel HATHAU and book the new trip. Shall I go ahead?"
+    run = _tau(tmp_path, [_user("Please cancel my trip and book a new one."), _agent(asked), _user("Yes, go ahead."),
+                          *_tool("transfer_to_human_agents",
+                                 {"summary": "The user wants to cancel HATHAU and book a new trip; the booking failed."},
+                                 "Transfer successful")], reward=0.0)
+    hand_off, put, yes = _call_turn(run, "transfer_to_human_agents"), _turn_of(run, "Shall I go ahead"), _turn_of(
+        run, "Yes, go ahead")
+    [decided] = [d for d in _decisions(run) if d.startswith(f"Called transfer_to_human_agents at turn {hand_off}")]
+    assert decided.startswith(f"Called transfer_to_human_agents at turn {hand_off}, after the user said yes (turn {yes}) "
+                              f"to the agent's message at turn {put}, which named no word of transfer_to_human_agents")
+    _decision(Check(run), decided, False)
+    # a message that put the hand-off to the user is agreement to it
+    run = _tau(tmp_path, [_user("Please cancel my trip."), _agent("Shall I transfer you to a human agent?"),
+                          _user("Yes."), *_tool("transfer_to_human_agents", {"summary": "Cancel HATHAU."},
+                                                "Transfer successful")], reward=0.0)
+    assert any(d.startswith("Called transfer_to_human_agents") and "after the user agreed" in d for d in _decisions(run))

@@ -17,6 +17,7 @@ from itertools import combinations
 
 from .arguments import _NOT_JSON, _parsed
 from .consent import AGREES, answer_kind
+from .insight_words import hands_off
 from .reading import Call, Reading, leaves
 from .rules import sentences
 from .schema import KeyFact
@@ -200,7 +201,10 @@ def yes_to_another_thing(r: Reading, c: Call) -> int | None:
         return None  # the yes followed no message of the agent's
     said_as_written = " ".join(t.content for t in put)
     text = said_as_written.lower()
-    values = [str(v).strip().lower() for _p, v in leaves(c.turn.arguments) if not isinstance(v, bool)]
+    # a hand-off sends a summary of the talk, whose words any message about the request shares: only
+    # a message naming the hand-off itself put it to the user
+    values = [] if hands_off(c.name or "") else [
+        str(v).strip().lower() for _p, v in leaves(c.turn.arguments) if not isinstance(v, bool)]
     # a value the text does not hold at all needs no pattern compiled for it
     if any(len(v) >= 3 and v in text and re.search(rf"(?<![\w-]){re.escape(v)}(?![\w-])", text) for v in values):
         return None
@@ -210,7 +214,8 @@ def yes_to_another_thing(r: Reading, c: Call) -> int | None:
         return None  # an amount it paid, put to the user with its currency sign
     said = {stem(w) for w in _WORD.findall(text)}
     # the words of its name and of the values it sent ("credit_card_4421" is a credit card)
-    words = _NAME_WORD.findall(c.name or "") + [w for v in values for w in _WORD.findall(v) if len(w) >= 3]
+    words = [w for w in _NAME_WORD.findall(c.name or "") if len(w) >= 3] + [
+        w for v in values for w in _WORD.findall(v) if len(w) >= 3]  # "to" of transfer_to_human_agents names nothing
     if any(stem(w.lower()) in said for w in words):
         return None
     return put[0].turn

@@ -39,6 +39,9 @@ def agreed_phrase(r: Reading, c) -> str:
     if other is not None:
         return other.phrase()
     put = yes_to_another_thing(r, c)
+    if put is not None and is_hand_off(c):  # its summary's words are the talk's: only its name would put it
+        return (f", after the user said yes (turn {c.agreed_at}) to the agent's message at turn {put}, which named "
+                f"no word of {c.name}")
     if put is not None:
         return (f", after the user said yes (turn {c.agreed_at}) to the agent's message at turn {put}, which named "
                 f"neither a value this call sent nor a word of {c.name} or of its values")
