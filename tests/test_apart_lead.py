@@ -27,8 +27,8 @@ def test_the_step_two_tasks_successes_took_and_their_failed_trials_did_not_leads
     members = [(_run(1, "a"), {}), (_run(2, "b"), {}), (_run(3, "c"), {}), (_run(4, "a"), {})]
     entry = _entry()
     apart_lead(entry, members, lines_of)
-    assert entry["advice"].startswith("Send a name without quote marks: the successful runs here did so where failed "
-                                      "trials of the same tasks did not. To settle the task:"), entry["advice"]
+    assert entry["advice"].startswith("Send a name without quote marks: successful runs here did so where the failed "
+                                      "trials of their own tasks did not. To settle the task:"), entry["advice"]
     # one run per task, each named
     assert entry["counted"] == ["Where a successful run here has failed trials of its task, what it did that they did "
                                 "not, one run per task: send a name without quote marks in 2 of their tasks "

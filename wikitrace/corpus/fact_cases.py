@@ -199,7 +199,7 @@ def apart_lead(entry: dict, members: list[tuple[dict, dict]], lines: "_TrialLine
     entry["counted"] = [*(entry.get("counted") or []),
                         "Where a successful run here has failed trials of its task, what it did that they did not, "
                         f"one run per task: {'; '.join(said)}."]
-    kept = [f"{do[0].upper()}{do[1:]}: the successful runs here did so where failed trials of the same tasks did not.",
+    kept = [f"{do[0].upper()}{do[1:]}: successful runs here did so where the failed trials of their own tasks did not.",
             *sentences(entry.get("advice") or "")]
     entry["advice"] = " ".join(kept[:KEPT])
     if kept[KEPT:]:  # what What to do has no room for stays among the other advice
