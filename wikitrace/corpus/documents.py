@@ -166,8 +166,8 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
     same_task = entry.get("same_task") or None
     if same_task and entry.get("one_run_apart"):  # its one run's differences are said above (checked_facts.links)
         same_task = {**same_task, "differences": []}
-    if same_task:  # a rule's page advises what the rule asks: the trials' other differences are listed only
-        same_task = {**same_task, "advice": "" if entry["key"].startswith("rule|") else advice(entry),
+    if same_task:
+        same_task = {**same_task, "advice": advice(entry),
                      "compared_pages": [(st, layout.compilation_doc(st))
                                         for st in (same_task.get("compared_steps") or [])[:COUNTED_LINKED]],
                      "differences": [{**d, "pages": [(st, layout.compilation_doc(st)) for st in d["steps"][:COUNTED_LINKED]]}

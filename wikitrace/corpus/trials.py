@@ -310,9 +310,10 @@ def instruction(text: str) -> str:
 def advice(entry: dict) -> str:
     """The decision the insight's runs most often took otherwise than the other trials of their
     task, as an instruction with its count, when it holds for at least two runs and for most
-    of those compared (empty otherwise: one run's difference is shown in the list, not advised)."""
+    of those compared (empty otherwise: one run's difference is shown in the list, not advised).
+    A rule's page advises what the rule asks: the trials' other differences are listed only."""
     st = entry.get("same_task") or {}
-    if not st.get("differences") or st.get("advised"):
+    if not st.get("differences") or st.get("advised") or (entry.get("key") or "").startswith("rule|"):
         return ""
     top = st["differences"][0]
     if top["runs"] < 2 or one_task_count(top) or 2 * top["runs"] <= st["compared"]:
