@@ -88,11 +88,12 @@ def _reported(r: Reading, missing: list[str]) -> list[KeyFact]:
     if report is None or not isinstance(report.content, str):
         return []
     made = {w.lower() for w in _WORD.findall(last.name.lower())}
-    things = [(tool, thing) for tool in missing if (thing := acted_on(tool)) and not any(
+    # the missed tools whose thing the made change's name does not name (baggages beside flights)
+    tools = [tool for tool in missing if (thing := acted_on(tool)) and not any(
         w.startswith(thing) or thing.startswith(w) for w in made if len(w) >= 3)]
     for m in _SENTENCE.finditer(report.content):
         sentence = " ".join(m.group(0).replace("**", "").split()).strip(" -")
-        for tool, _thing in things:
+        for tool in tools:
             word = names_thing(sentence, tool)
             if word is not None:
                 return [_fact(f"The agent's report after its last change ({last.name}, turn {last.n}) named the "

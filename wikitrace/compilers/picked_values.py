@@ -15,7 +15,7 @@ from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments
 from .json_fields import fields_at_depth
 from .reading import Call, Reading, leaves, t_is_user
 from .text import clip_words
-from .user_picks import singled_out
+from .user_picks import singled_out, singled_out_at
 
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august", "september", "october",
@@ -220,11 +220,10 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     return out
 
 
-def _their_words(r: Reading, how: str, names: list[str]) -> str:
-    """': "…"', the sentence of the user message ``how`` cites ("at turn N") that holds one of the
-    record's ``names`` in a form users write it; "" when none does."""
-    at = re.search(r"at turn (\d+)", how)
-    said = next((t for t in r.facts if at and t.turn == int(at.group(1)) and t_is_user(t)), None)
+def _their_words(r: Reading, turn: int, names: list[str]) -> str:
+    """': "…"', the sentence of the user message at ``turn`` that holds one of the record's
+    ``names`` in a form users write it; "" when none does (the turn may be the agent's)."""
+    said = next((t for t in r.facts if t.turn == turn and t_is_user(t)), None)
     if said is None:
         return ""
     text = " ".join(str(said.content or "").split())
@@ -243,9 +242,9 @@ def user_described(r: Reading, c: Call) -> list[Pick]:
     described, pending = r.memo[f"described:{c.n}"]
     while pending:  # a record the user named: theirs when their words single it out, said with those words
         pick, named = pending.pop(0)
-        how = singled_out(r, c.n, pick.value, pick.values)
-        words = _their_words(r, how, named) if how is not None else ""
+        found = singled_out_at(r, c.n, pick.value, pick.values)
+        words = _their_words(r, found[1], named) if found is not None else ""
         if words:
-            pick.described = how + words
+            pick.described = found[0] + words
             described.append(pick)
     return described

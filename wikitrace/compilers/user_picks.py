@@ -181,13 +181,20 @@ def _candidate_records(r: Reading, before: int, candidates: tuple[str, ...]) -> 
 
 
 def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> str | None:
+    """How the user's words pick ``chosen``'s record among the ``candidates``' (``singled_out_at``),
+    said for a page to cite, or None."""
+    found = singled_out_at(r, before, chosen, candidates)
+    return found[0] if found else None
+
+
+def singled_out_at(r: Reading, before: int, chosen: str, candidates: list[str]) -> tuple[str, int] | None:
     """Whether the user's words before turn ``before`` pick ``chosen``'s record among the
     ``candidates``' records (``chosen`` among them). Either the user wrote more of the values only
     its record holds than of any other record's, or an agent message before the call named
     ``chosen`` in one sentence with a name the user wrote that no answer before it held, and named
     no other candidate beside that name (the agent matched the user's description to the record,
     and said so). Returns how, with its turn, for the page to cite ("the user wrote at turn 3
-    what only its record holds"), or None."""
+    what only its record holds"), and that turn; or None."""
     said, user_text, user_spaced = _user_words(r, before)
     if not said:
         return None
@@ -214,7 +221,7 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
         if mine and all(score(v) < mine for v in records if v != chosen):
             own = [x for x in records[chosen] if x not in shared and written(x)]
             first = next(t for t in said if any(rendering_pattern(x).search(r.lower(t)) for x in own))
-            return f"the user wrote at turn {first.turn} what only its record holds"
+            return f"the user wrote at turn {first.turn} what only its record holds", first.turn
     names = _names_no_answer_held(r, before)
     if not names:
         return None
@@ -232,5 +239,5 @@ def singled_out(r: Reading, before: int, chosen: str, candidates: list[str]) -> 
             # the name beside the value in one sentence, and never beside another candidate in the message
             if any(chosen.lower() in s and named(n, s) and not any(o in s for o in others) for s in sentences) and \
                     not any(named(n, s) and any(o in s for o in others) for s in sentences):
-                return f"the agent tied it at turn {t.turn} to names the user wrote"
+                return f"the agent tied it at turn {t.turn} to names the user wrote", t.turn
     return None
