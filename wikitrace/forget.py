@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .compilers.insight_merge import carry_over
 from .corpus import corpus_json, documents, layout, ledger, pattern_tally, usage_pages
+from .corpus import other_types
 from .corpus.insights import gather
 from .corpus.publish import STATE, BuildLock, PublishError, Publisher, corpus_root, read_corpus_json
 from .corpus.tombstones import CACHE_DIRS, Tombstone, Tombstones
@@ -173,7 +174,7 @@ def _forget_locked(pub: Publisher, idents: list[str]) -> ForgetResult:
     # the insight layer gathered again from the runs that stay: a lesson another run taught
     # too keeps its page (one source fewer); a lesson left without sources goes
     tally = pattern_tally.PatternTally()
-    keep_ins = gather(keep_runs, tally=tally)
+    keep_ins = other_types.link(gather(keep_runs, tally=tally))
     carry_over(keep_ins, insights)  # merged guidelines of unchanged insights stay; no model is asked
     dropped_ins = {i["id"] for i in insights} - {i["id"] for i in keep_ins}
     doomed: dict[str, list[str]] = {}  # step -> its files

@@ -184,6 +184,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         checked_links="\n\n".join(x for x in (checked_runs, lead_links(entry, link)) if x), one_run=one_run,
         answer_versus=answer_versus, counted_subject=_counted_subject(contrast),
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry), counted=counted, layout_doc=layout.compilation_doc,
+        layout_insight=layout.insight_doc,
         # the header's count is of Sources; a reader comparing it with the contrast's is told why they differ
         counted_beyond=bool(counted) and all(side["sources"] for side in counted)
         and any(side["pages"] or side["named"] for side in counted),

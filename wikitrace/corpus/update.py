@@ -380,9 +380,11 @@ class RunWriter:
                 todo = keep_unchanged(gathered, self.prev_insights, self.carried_steps)
                 if todo:
                     merge_guidelines(compiler, todo, self.runs, insight_layer.members_text(todo, self.runs))
-        self.insights = sorted(gathered + [self.prev_insights[i] for i in sorted(
+        from . import other_types
+
+        self.insights = other_types.link(sorted(gathered + [self.prev_insights[i] for i in sorted(
             {i for r in self.runs if insight_layer.kind_of(r) in kept for i in r["insights"]})],
-            key=lambda i: layout.id_number(i["id"]))
+            key=lambda i: layout.id_number(i["id"])))
         self.carried_insights = {i["id"] for i in self.insights if self.prev_insights.get(i["id"]) == i}
         self._chosen = kept
 
