@@ -52,6 +52,8 @@ def _check_got_past(comp, err: int, by: int, lesson_word: str) -> None:
     assert "the run went on without it: " in cause.decision and f"went through at turn {by}," in cause.decision, cause.decision
     changes = _changes(comp)
     assert changes and _rank(comp, err) > max(changes), [e.decision for e in comp.evidence]
+    # shown for context: the page heads it "Context", never "Cause" (it decided nothing)
+    assert cause.context and not any(comp.evidence[k].context for k in changes)
     assert not any(f"at turn {err} " in f.text or f"at turn {err}," in f.text for f in comp.in_short), comp.in_short
     assert not any(lesson_word in i.key for i in comp.insights), [i.key for i in comp.insights]
 

@@ -91,7 +91,9 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
             call=call_line(c) if c.writes else None,
             # a change that never went through: how it differs from the one the log expected
             notes=listed_note(calls, c) + (change_notes(r, c) if c.writes and past is None else []) if with_notes
-            else []), "error", c,
+            else [],
+            # a look-up the run went on without, to a change that went through: it decided nothing
+            context=how is not None and how.otherwise and changed), "error", c,
             got_past=past is not None and not c.writes, never_got_past=how is None,
             otherwise=how is not None and how.otherwise))
     # a loop: the same call answered the same way, three times or more (the same command in
