@@ -378,8 +378,26 @@ def test_a_success_whose_answer_no_page_held_teaches_no_procedure(tmp_path):
     assert own["insights"] == []
     page = (out / "compilation" / f"{own['step']}.md").read_text()
     assert "## Insights from this run\n- None: this run's log shows no step another run could copy or avoid.\n" in page
-    # one of the options the question names, chosen once both were looked up, is a way to copy
-    assert "Settle with Finish, giving words the question itself holds, once the look-ups support it" in titles
+    # one of the options a "which of" question names, chosen once both were looked up, is a way to copy:
+    # its page says to look each option up and answer with the question's spelling
+    assert "Settle with Finish, naming the option the look-ups favour, as the question spells it" in titles
+    option = next(i for i in data["insights"] if i["title"].startswith("Settle with Finish, naming the option"))
+    assert option["key"] == "procedure|Finish:option"
+    assert "once each option it names was looked up and their pages compared on what it asks" in option["guideline"]
+
+
+def test_an_answer_is_an_asked_option_only_where_a_which_question_joins_it_to_another():
+    from wikitrace.compilers.arguments import asked_option
+
+    question = "Which of Jon Reddy and Pete Vance has been a member of more bands?"
+    assert asked_option(question, "Jon Reddy") and asked_option(question, "pete vance")
+    assert asked_option("Who was born first, ABBA or KISS?", "ABBA")
+    assert asked_option('Which movie was filmed first "The Guest" or "You\'re Next"?', "You're Next")
+    # words the question states that are no option asked between: the clue, not a choice
+    assert not asked_option("What battle was fought on October 28, 1776 near White Plains, New York?", "White Plains")
+    assert not asked_option("Which band has more members?", "band")
+    assert not asked_option("Is Oasis or Ash the older band.", "Ash")  # no question mark: no question
+    assert not asked_option(question, "Reddy and")  # not a whole item
 
 
 def test_a_success_s_source_line_lists_each_look_up_as_sent_an_error_said_as_one(tmp_path):

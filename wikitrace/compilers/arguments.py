@@ -284,6 +284,30 @@ def _options_asked_among(text: str, start: int, end: int) -> bool:
     return tail is not None and tail.group() == "?" and bool(_PICK.search(text, head, tail.start()))
 
 
+_JOINED = lazy_re.compile(r"[\"'”’]?\s*(?:,\s*)?(?:\band\b|\bor\b)", re.I)
+
+
+def asked_option(question: str, answer: str) -> bool:
+    """Whether ``answer`` is one of the things a question asks which of ("Which of Jonny Craig
+    and Pete Doherty ...?", "Who was born first, ABBA or KISS?"): the question holds it, joined
+    to another item by "and", "or" or a comma, in a sentence asking which or who."""
+    flat, want = " ".join(question.split()), " ".join(answer.split()).strip(" .").casefold()
+    if not want:
+        return False
+    low = flat.casefold()
+    start = low.find(want)
+    while start >= 0:
+        end = start + len(want)
+        whole = (start == 0 or not low[start - 1].isalnum()) and (end == len(low) or not low[end].isalnum())
+        before, after = flat[max(0, start - 7):start], flat[end:end + 7]
+        joined = (_JOINED.match(after) is not None
+                  or re.search(r"(?:\band|\bor|,)\s*[\"'“‘]?\Z", before, re.I) is not None)
+        if whole and joined and _options_asked_among(flat, start, end):
+            return True
+        start = low.find(want, start + 1)
+    return False
+
+
 @lru_cache(maxsize=256)
 def offered_labels(text: str, asked: bool = False) -> frozenset[str]:
     """The labels ``text`` offers as a set of alternatives to answer with: every label of a list

@@ -12,14 +12,20 @@ ENDING = {
     # counted across runs only: a success ending so teaches no procedure (success_insights.py), since its log
     # shows no way to the answer another run could copy (a guess, or what the model knew)
     "own": ("giving an answer no look-up held word for word", "giving an answer no look-up held word for word"),
-    # words the question itself holds (an option it names, a date it states) that no look-up held as written
+    # words the question itself holds (a date it states, an option it names outside a "which of" question)
+    # that no look-up held as written
     "task": ("giving words only the question held, no look-up word for word", "giving words the question itself "
-             "holds (an option it names) only once the look-ups support it"),
+             "holds only once the look-ups support it"),
+    # one of the things a question asking which of them names ("Which of A and B ...?"), as it spells it
+    "option": ("giving one of the options the question asks between, as no look-up wrote it",
+               "giving the option the look-ups favour, spelled as the question spells it, once each option it "
+               "names was looked up and their pages compared on what it asks"),
     "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),
     "unshown": ("sending text no look-up's answer showed", "sending text no look-up's answer showed word for word"),
 }
 # a title says what to do (a success whose answer no look-up held teaches no procedure: success_insights.py)
-TITLE = {"task": "giving words the question itself holds, once the look-ups support it"}
+TITLE = {"task": "giving words the question itself holds, once the look-ups support it",
+         "option": "naming the option the look-ups favour, as the question spells it"}
 
 # a coding run's ending (``file-<place>[+tested]``): where it found the file it changed
 # (insight_parts.edit_place), and whether a command that failed before its last edit passed after it

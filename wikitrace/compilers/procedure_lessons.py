@@ -11,7 +11,7 @@ from .ending_words import ENDING, TESTED, TITLE
 from .coding_insights import coding_procedure, edit_detail, last_edit
 from .insight_parts import kind_of_tasks, lookups_before, main_edit, make_insight, tested_after, verb
 from .argument_places import sources
-from .arguments import is_chosen, wrong_kind
+from .arguments import asked_option, is_chosen, wrong_kind
 from .insight_words import answer_seen_in, edited_files, free_form, gives_answer, join
 from .reading import Call, Reading
 from .schema import CandidateInsight
@@ -33,8 +33,9 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
     if where != "label" and not gives_answer(r, final):
         where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
     elif where == "own" and answer_origin(r, text) == "question":
-        # words the question holds (an option it names); a name only a reflection gave is as unchecked as a guess
-        where = "task"
+        # words the question holds (an option it asks between, or words it states); a name only a
+        # reflection gave is as unchecked as a guess
+        where = "option" if asked_option(r.run.task.instruction or "", text) else "task"
     return where
 
 
