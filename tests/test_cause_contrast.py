@@ -16,7 +16,7 @@ from wikitrace.corpus.insights import kind_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "importers"
 CORPUS = FIXTURES / "coding_corpus"
-SAID = re.compile(r"[Tt]his error was also met in (\d+) of (\d+) successful runs? of this task type "
+SAID = re.compile(r"[Aa]n error of this form \(its values aside\) was also met in (\d+) of (\d+) successful runs? of this task type "
                   r"\(and in (\d+) of (\d+) failed runs?\): it did not decide this run\.")
 
 
@@ -70,7 +70,7 @@ def _check_pages(out: Path) -> dict[str, list[str]]:
         assert (SETTING_NOTE in page) == bool(settings)
         for i in settings:  # its counts: on the block where successes met it as often, else on its In short line
             assert "The shell could not find" in blocks[i], blocks[i]
-            assert SAID.search(blocks[i]) or re.search(r"; also met by \d+ of \d+ successful runs? of this task type", page)
+            assert SAID.search(blocks[i]) or re.search(r"; an error of the same form \(its values aside\) was also met by \d+ of \d+ successful runs? of this task type", page)
     return pages
 
 
@@ -144,8 +144,8 @@ def test_an_error_every_successful_trial_of_its_task_met_moves_below_the_change(
     lost = next(r for r in data["runs"] if r["task_id"] == "32" and r["outcome"] == "failure")
     blocks = pages[lost["run_id"]]
     seats = next(i for i, b in enumerate(blocks) if "not enough seats" in b and "**Support**" in b)
-    assert "this error was also met by the successful trial of this task: it did not decide this run." in \
-        blocks[seats].lower()
+    assert ("an error of this form (its values aside) was also met by the successful trial of this task: it did not "
+            "decide this run.") in blocks[seats].lower()
     assert not SAID.search(blocks[seats])
     assert seats == len(blocks) - 1  # below both of the run's changes
     page = (out / "compilation" / f"{lost['step']}.md").read_text()

@@ -35,9 +35,12 @@ MOVED_NOTE = ("> An error that the successful runs of this task type met at leas
               "after the run's own changes: it did not set this run apart.\n")
 TRIAL_MOVED_NOTE = ("> An error that every successful trial of the same task met too comes after the run's own "
                     "changes: it did not set this run apart.\n")
-_SAID = re.compile(r"( —|) [Tt]his error was also met in \d+ of \d+ successful runs? of this task type "
-                   r"\(and in \d+ of \d+ failed runs?\): it did not decide this run\.|( —|) [Tt]his error was also "
-                   r"met by (?:the|both|all \d+) successful trials? of this task: it did not decide this run\.")
+# the error counted is its form, its values aside (an error key masks them): another flight, another date
+_ERROR = r"(?:[Tt]his error|[Aa]n error of this form \(its values aside\))"
+_SAID = re.compile(rf"( —|) {_ERROR} was also met in \d+ of \d+ successful runs? of this task type "
+                   r"\(and in \d+ of \d+ failed runs?\): it did not decide this run\.|( —|) "
+                   rf"{_ERROR} was also met by (?:the|both|all \d+) successful trials? of this task: it did not decide "
+                   r"this run\.")
 SETTING_NOTE = ("> A program the machine lacks that successful runs of this task type met too comes last, headed "
                 "Setting: it is where the run worked, not what it did.\n")
 _TURN = re.compile(r"#turn-(\d+)\)")
@@ -120,7 +123,8 @@ def notes(runs: Iterable[dict], steps: set[str] | None = None, counts: CauseCoun
 # errors that say what the machine lacks (a program, a path), not what the run decided
 _ENVIRONMENT = ("missing|", "error|missing-program", "error|missing-path")
 # an In short line of an error, as set_causes marks it with the successful runs that met it too
-_SHORT_SAID = re.compile(r"; also met by (?:\d+ of \d+ successful runs? of this task type|(?:the|both|all \d+) "
+_SHORT_SAID = re.compile(r"; (?:an error of the same form \(its values aside\) was )?also met by "
+                         r"(?:\d+ of \d+ successful runs? of this task type|(?:the|both|all \d+) "
                          r"successful trials? of this task)(?=\. \(turns? \[)")
 _SHORT_HEAD = "\n## In short\n"
 
@@ -147,13 +151,14 @@ def _mark_in_short(page: str, note: dict) -> str:
                     and "](step-" not in ln:
                 at = ln.rfind(". (turn")
                 if at > 0 and not _SHORT_SAID.search(ln):
-                    lines[k] = ln[:at] + f"; also met by {who}" + ln[at:]
+                    lines[k] = ln[:at] + f"; an error of the same form (its values aside) was also met by {who}" + ln[at:]
                 break
     return page[:start] + "\n".join(lines) + page[end:]
 
 
 def _sentence(s: int, won: int, f: int, lost: int, bare: bool) -> str:
-    return (f"{' —' if bare else ''} {'t' if bare else 'T'}his error was also met in {s} of {won} successful"
+    return (f"{' —' if bare else ''} {'a' if bare else 'A'}n error of this form (its values aside) was also met in {s} "
+            f"of {won} successful"
             f" run{'s' if won != 1 else ''} of this task type (and in {f} of {lost} failed"
             f" run{'s' if lost != 1 else ''}): it did not decide this run.")
 
@@ -163,7 +168,8 @@ def _trial_who(k: int) -> str:
 
 
 def _trial_sentence(k: int, bare: bool) -> str:
-    return (f"{' —' if bare else ''} {'t' if bare else 'T'}his error was also met by {_trial_who(k)} of this task: it "
+    return (f"{' —' if bare else ''} {'a' if bare else 'A'}n error of this form (its values aside) was also met by "
+            f"{_trial_who(k)} of this task: it "
             "did not decide this run.")
 
 
