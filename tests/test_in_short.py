@@ -1335,7 +1335,8 @@ def _suggested_first(run: Run, by_n: dict, text: str) -> str:
     form of the word, no user message before it does, and turn M is the first user message that does
     (or none did before the change). Returns the text before it."""
     m = re.search(r' The agent suggested it at turn (\d+) \("(.+?)"\) before any user message said "(\w+)" in any form'
-                  r'(?:; the user first did at turn (\d+)\.|, and none did before the (\S+) call\.)$', text)
+                  r'(?:; the user first did at turn (\d+)\.|, and none did before the (\S+) call\.'
+                  r'|; the user agreed in their reply at turn (\d+) \("(.+)"\)\.)$', text)
     if not m:
         return text
     from wikitrace.compilers.rules import _stem
@@ -1349,6 +1350,11 @@ def _suggested_first(run: Run, by_n: dict, text: str) -> str:
     assert not [k for k in holds if k < n], text
     if m.group(4):
         assert holds and holds[0] == int(m.group(4)), text
+    elif m.group(6):  # the user's first message after the suggestion, quoted, holding no form of the word
+        reply = by_n[int(m.group(6))]
+        assert reply in users and reply.turn == next(t.turn for t in users if t.turn > n), text
+        assert m.group(7).rstrip("…").rstrip() in " ".join((reply.content or "").split()), text
+        assert reply.turn not in holds, text
     else:
         change = next(t for t in run.turns if t.type == "function_call" and t.name == m.group(5) and t.turn > n)
         assert not [k for k in holds if k < change.turn], text
@@ -2531,3 +2537,22 @@ def test_a_change_the_user_asked_for_first_is_not_said_to_be_the_agents(tmp_path
     texts = [f.text for f in compile_offline(run).in_short]
     assert any("cancel_reservation at turn" in t for t in texts)
     assert not any("The agent suggested it" in t for t in texts)
+
+
+def test_a_hand_off_the_user_took_up_in_other_words_says_they_agreed(tmp_path):
+    """The agent offered a transfer and the user answered "Yes, please connect me with a human agent":
+    no user message said "transfer", yet saying none did would mislead (tau-bench rater, step-0028).
+    The fact quotes their reply as the yes it was."""
+    messages = [_user("Can you move my flight to June 12?"),
+                _agent("There are no seats on June 12. Would you like me to transfer you to a human agent?"),
+                _user("Yes, please connect me with a human agent. Thank you!"),
+                *_tool("transfer_to_human_agents", {"summary": "move a flight"}, "Transfer successful")]
+    run = _tau(tmp_path, messages, reward=0.0, actions=[])
+    offered, reply = _turn_of(run, "Would you like me"), _turn_of(run, "connect me with")
+    kf = next(f for f in compile_offline(run).in_short if "The agent suggested it" in f.text)
+    _check(run, kf.text, kf.turns)
+    assert kf.text.endswith(f"before any user message said \"transfer\" in any form; the user agreed in their reply at "
+                            f"turn {reply} (\"Yes, please connect me with a human agent. Thank you!\").")
+    assert {offered, reply} <= set(kf.turns)
+    with pytest.raises(AssertionError):  # another turn than their reply
+        _check(run, kf.text.replace(f"reply at turn {reply}", f"reply at turn {offered}"), kf.turns)

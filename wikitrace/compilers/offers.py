@@ -178,6 +178,11 @@ def raised_first(r: Reading, tool: str, before: int) -> tuple[str, list[int]]:
         head = (f"The agent suggested it at turn {t.turn} (\"{clip_words(said, 200)}\") before any user message said "
                 f"\"{word}\" in any form")
         if took is None:
+            # the user may have taken it up in other words ("connect me with a human agent"): their yes is told
+            reply = next((u for u in r.run.turns[i + 1:] if t_is_user(u) and u.turn < before), None)
+            if reply is not None and answer_kind(reply.content or "") == AGREES:
+                return (f"{head}; the user agreed in their reply at turn {reply.turn} "
+                        f"(\"{clip_words(' '.join((reply.content or '').split()), 120)}\").", [t.turn, reply.turn])
             return f"{head}, and none did before the {tool} call.", [t.turn]
         return f"{head}; the user first did at turn {took.turn}.", [t.turn, took.turn]
     return "", []

@@ -98,9 +98,10 @@ def success_insights(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]
         # look-up from what the user had given would have found what the change needed
         return [make_insight("direct|asked",
                              "Ask for what the request needs, and change nothing without it",
-                             "When a request needs details the user has not given, ask for them and look up what the "
-                             "user's words do lead to (an id, a name the tools can find records by); make no change "
-                             "until the user or the records supply them, and end without one only when neither can.",
+                             "When the user has not given what a change needs (which record, an id or a name the "
+                             "tools find records by), ask for it and make no change on a guess; end without a change "
+                             "when they cannot give it. Once they give such an id or name, look the record up and "
+                             "decide from it: these runs passed by asking alone because their tasks needed no change.",
                              f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
                              f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}" + _expected_none(r)
                              + last_said(r), True)]
