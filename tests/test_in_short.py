@@ -1399,12 +1399,18 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert any(e.get("name") == call.name and e.get("arguments") == call.arguments for e in expected), text
         return
     m = re.fullmatch(r"(\S+)(?: \((\S+)\))? failed at turns? ([\d, and]+?)(?: and \d+ more)? \((?:the last: )?(?:\"(.*)\""
-                     r"|(no output recorded))\), and no later (.+) call went through\.", text)
+                     r"|(no output recorded))\), and no later (.+) call went through(?:; (?:it answered with (\S+)|(\S+) "
+                     r"made a change) at turn (\d+) all the same)?\.", text)
     if m:  # a shell tool is named with the program it ran, the one no later call of went through
         ns = [int(x) for x in re.findall(r"\d+", m.group(3))]
         assert all(by_n[n].name == m.group(1) and by_n[n].type == "function_call" and by_n[n].is_error for n in ns), text
         assert m.group(6) == (m.group(2) or m.group(1)), text
         assert m.group(5) is None or not (by_n[ns[-1]].result or "").strip(), text
+        if m.group(9):  # the first call after the error that went through and answered or changed something
+            after = by_n[int(m.group(9))]
+            assert after.type == "function_call" and not after.is_error and after.turn > ns[-1], text
+            assert after.name == (m.group(7) or m.group(8)), text
+            assert int(m.group(9)) in turns, (text, turns)
         return
     m = re.fullmatch(r"After `(.+)` failed at turn (\d+), (.+); (?:the same command|(.+)) then went through at turn (\d+)"
                      r"(?: and its tests passed \((.+)\))?\.", text.replace("\\`", "`"))
@@ -2556,3 +2562,20 @@ def test_a_hand_off_the_user_took_up_in_other_words_says_they_agreed(tmp_path):
     assert {offered, reply} <= set(kf.turns)
     with pytest.raises(AssertionError):  # another turn than their reply
         _check(run, kf.text.replace(f"reply at turn {reply}", f"reply at turn {offered}"), kf.turns)
+
+
+def test_a_look_up_never_answered_names_the_change_made_after_it_all_the_same():
+    """The SWE-agent trial whose grep the shell could not parse (turn 6) edited NumberParser.java at
+    turn 7 without resending it: the fact names that edit, the consequence a reader looks for
+    (SWE-bench rater, insight-0004), and links its turn; the checker reads both off the log."""
+    from pathlib import Path
+
+    path = Path(__file__).parent / "fixtures" / "importers" / "coding_corpus" / "swe-claude" / "acme__jsonkit-101.traj"
+    [run] = [r for r in load._read(path, load.detect(path)) if isinstance(r, Run)]
+    run = relabeled(run, False)
+    fact = next(f for f in compile_offline(run).in_short if "no later grep call went through" in f.text)
+    assert fact.text.endswith("; str_replace_editor made a change at turn 7 all the same."), fact.text
+    assert 7 in fact.turns
+    _check(run, fact.text, fact.turns)
+    with pytest.raises(AssertionError):  # a turn that is not the change
+        _check(run, fact.text.replace("at turn 7 all", "at turn 5 all"), fact.turns)

@@ -36,7 +36,7 @@ from .unshown_values import retry_note
 from .unseen_names import unseen_names_fact
 from .unread_edits import unread_edit_fact
 from .arguments import is_chosen, wrong_kind
-from .insight_words import answer_seen_in, expected_answer, join
+from .insight_words import answer_seen_in, expected_answer, gives_answer, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
@@ -147,9 +147,15 @@ def _standing_errors(r: Reading) -> tuple[list[KeyFact], list[KeyFact]]:
         ns = [e.n for e in errs]
         turns = f"turn {ns[0]}" if len(ns) == 1 else "turns " + join(list(map(str, ns)), 6)
         same = len({" ".join((e.turn.result or "").split()) for e in errs}) == 1
+        # a look-up the run never got to answer, and a change made after it all the same: what it went on without
+        after = None if errs[-1].writes or lacking_support(errs[-1], False) is not None else next(
+            (c for c in r.calls if c.n > ns[-1] and c.writes and not c.error), None)
         fact = KeyFact(f"{ran_name(errs[0])} failed at {turns} ({'' if same else 'the last: '}"
                        f"{said_back(errs[-1])}), "
-                       f"and no later {key} call went through.", ns[:3] + ([ns[-1]] if len(ns) > 3 else []))
+                       f"and no later {key} call went through"
+                       + ("." if after is None else f"; it answered with {after.name} at turn {after.n} all the same."
+                          if gives_answer(r, after) else f"; {after.name} made a change at turn {after.n} all the same."),
+                       ns[:3] + ([ns[-1]] if len(ns) > 3 else []) + ([after.n] if after else []))
         (lacking if lacking_support(errs[0], False) is not None else own).append(fact)
     return own, lacking
 

@@ -36,7 +36,9 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
         return facts
     out = list(facts)
     causes = [fact for name, turns, fact in error_causes(r)
-              if any(f.text.startswith(f"{name} failed at turn") and f.turns and set(f.turns) <= turns for f in out)]
+              # the error fact's own turns (it may end with the answer's, given all the same)
+              if any(f.text.startswith(f"{name} failed at turn") and f.turns and set(f.turns[:-1]) <= turns
+                     and f.turns[0] in turns for f in out)]
     if not r.run.outcome.success and not any(f.kind == "comparison" for f in out):
         out = named_comparison_facts(r) + out
     answer = _answer(r)
