@@ -162,9 +162,11 @@ def verdict_misused(entry: dict, runs: list[dict]) -> tuple[str, dict]:
     if not hit:
         return "", {}
     said = "the answer was a yes or no to a question that asks for a thing"
-    return (f"Give {tool} a yes or no only when the question asks whether something holds: "
+    # said as its trigger ("When ..."), so it leads What to do: the procedure after it is the successes' way
+    return (f"When the question asks what, which or who, give {tool} the thing it asks for, not a yes or no (a yes "
+            f"or no answers only whether something holds): "
             f"{run_counts.count(len(hit), run_counts.tasks(hit), 'failed runs', paren=True)} of this task type "
-            f"answered a question that asks what, which or who with one."), {"steps": [r["step"] for r in hit], "said": said}
+            f"answered such a question with one."), {"steps": [r["step"] for r in hit], "said": said}
 
 
 _TAIL = re.compile(r", (?:which|where) .*$")
