@@ -66,6 +66,21 @@ def test_what_to_do_keeps_at_most_three_sentences_and_the_rest_is_kept_under_evi
     assert entry["more_advice"] == [f"Call tool{k} first." for k in range(2, 6)]
 
 
+def test_the_prompt_rule_a_check_names_comes_before_how_the_successes_made_the_change():
+    """A quoted rule of the system prompt decides the change; the successes' recipe is how they made
+    it, and its counts stand under Evidence: with three sentences kept, the rule stays and the recipe
+    is listed as other advice (tau-bench rater: concrete rules first)."""
+    recipe = "Look with get_reservation_details, then call update, taking cabin from the user's words."
+    rule = ('Check the update change against the system prompt\'s rule "Other reservations can be modified '
+            'without changing the origin."')
+    entry = {"guideline": f"Before update, check `flights` against the request. {recipe} {rule}", "recipe": recipe}
+    cut(entry, mistake="Put the total update will charge to the user and get a yes to it first.")
+    assert sentences(entry["advice"]) == ["Before update, check `flights` against the request.",
+                                          "Put the total update will charge to the user and get a yes to it first.",
+                                          rule]
+    assert entry["more_advice"] == [recipe]
+
+
 def test_advice_left_over_that_its_counted_sentence_opens_with_is_not_listed_twice():
     """Four plain sentences fill What to do; the last counted sentence's instruction overflows: it is
     said once, with its counts under Evidence, not again as other advice."""

@@ -39,6 +39,8 @@ _POINTER = " (counts under Evidence)"  # said beside advice whose counts stand u
 _NUMBER = re.compile(r"\b\d")
 # how this package opens a sentence that says when it applies or what to do first
 _TRIGGER = re.compile(r"(?:When|Whenever|If) ")
+# advice naming the system prompt's own rule, quoted: what decides the change, before how successes made it
+_RULE_CHECK = re.compile(r"\bsystem prompt's rule \"")
 
 
 def _spans(text: str) -> list[tuple[int, int]]:
@@ -295,6 +297,7 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
         [s for s in advice if _TRIGGER.match(s)][:1] or [s for s in advice if not _pointer(s)][:1] or advice[:1])
     ordered += [mistake] if mistake and mistake not in ordered else [
         s for s in advice if s not in ordered and s != recipe][:1]
+    ordered += [s for s in advice if s not in ordered and _RULE_CHECK.search(s)][:1]
     if recipe in advice and recipe not in ordered:  # how successful runs made the change: after the check
         ordered.append(recipe)
     if instead and instead not in ordered:
