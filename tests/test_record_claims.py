@@ -117,6 +117,33 @@ def test_changes_failing_on_a_date_already_past_lead_with_that_date(tmp_path):
     assert not any(f.startswith("update_trip_sailings failed at") for f in facts)  # the same errors, said once
 
 
+def test_a_past_date_failing_a_change_to_a_record_the_task_never_asked_to_change_comes_after_what_it_did(tmp_path):
+    """The run tried to move another trip (FR2MZ9) onto a sailing already past, and never changed the
+    trip the task expected (FR7QK2): the expected change it left unmade leads, the past date follows
+    (tau-bench rater, step-0133). A shared payment id does not make the two calls one record's."""
+    other = {"trip_id": "FR2MZ9", "payment_id": "credit_card_3301928",
+             "sailings": [{"sailing": "SL4410", "date": "2025-03-18"}]}
+    run = _run(tmp_path, [
+        _user("ada_okafor_3118. Please move my trips to the 28th."),
+        *_tool("get_trip_details", {"trip_id": "FR7QK2"}, TRIP),
+        _agent("Shall I move trip FR2MZ9?"), _user("Yes."),
+        *_tool("update_trip_sailings", other, "Error: sailing SL4410 not available on date 2025-03-18"),
+    ], actions=[{"name": "update_trip_sailings", "kwargs": {"trip_id": "FR7QK2", "payment_id": "credit_card_3301928",
+                                                          "sailings": [{"sailing": "SL4491", "date": "2025-03-28"}]}}])
+    facts = _in_short(run)
+    expected = next(k for k, f in enumerate(facts) if f.startswith("The task expected update_trip_sailings("))
+    past = next(k for k, f in enumerate(facts) if "already past by the current time" in f)
+    assert expected < past, facts
+    # on the expected trip itself, the past date still leads
+    same = dict(other, trip_id="FR7QK2")
+    run = _run(tmp_path, [_user("ada_okafor_3118. Please move trip FR7QK2 to the 28th."),
+                          *_tool("get_trip_details", {"trip_id": "FR7QK2"}, TRIP), _agent("Shall I?"), _user("Yes."),
+                          *_tool("update_trip_sailings", same, "Error: sailing SL4410 not available on date 2025-03-18")],
+               actions=[{"name": "update_trip_sailings", "kwargs": {"trip_id": "FR7QK2", "payment_id": "credit_card_3301928",
+                                                                   "sailings": [{"sailing": "SL4491", "date": "2025-03-28"}]}}])
+    assert "already past by the current time" in _in_short(run)[0]
+
+
 def test_an_error_on_a_date_still_ahead_is_no_past_date(tmp_path):
     change = {"trip_id": "FR7QK2", "sailings": [{"sailing": "SL4477", "date": "2025-03-27"}]}
     run = _run(tmp_path, [_user("ada_okafor_3118, trip FR7QK2."), *_tool("get_trip_details", {"trip_id": "FR7QK2"}, TRIP),

@@ -18,7 +18,7 @@ from functools import lru_cache
 
 from ..runs.model import Turn
 from .arguments import _as_text, _last_key, _parsed
-from .picked_values import _fields_index, _ids, _other_record
+from .picked_values import _fields_index, _other_record, record_ids
 from .reading import Call, Reading, _occurs, is_read_only, leaves, t_is_user
 
 
@@ -28,7 +28,7 @@ def read_from(r: Reading, c: Call, a, places: list[Turn]) -> list[Turn]:
     A user message that wrote it after every answer that held it is where it came from, and so is
     one that wrote it before answers none of which the log prefers."""
     key, text = _last_key(a.path), _as_text(a.value)
-    mine = {k: v for k, v in _ids(c.turn.arguments).items() if k != key}
+    mine = {k: v for k, v in record_ids(c.turn.arguments).items() if k != key}
     beside = _beside(c, a.path)
     near = [t for t in places if t_is_user(t) or not (_other_record(mine, t) or _contradicts(t, text, beside))] or places
     said = [t for t in near if t_is_user(t)]
@@ -151,7 +151,7 @@ def _same_record(mine: dict[str, str], t: Turn) -> bool:
     """Whether a look-up was about the record the change acts on: it was sent the id the change
     sends under the same key (the key it looked the record up by; an id its answer merely holds,
     such as the owner's on each of their reservations, makes no record the change's)."""
-    theirs = _ids(t.arguments)
+    theirs = record_ids(t.arguments)
     return any(theirs.get(k) == v for k, v in mine.items())
 
 

@@ -46,6 +46,7 @@ from .record_claims import contradicted, past_dates, unchecked
 from .record_facts import stated_now
 from .shown_conflicts import shown_conflicts
 from .model_cost import model_cost
+from .picked_values import record_ids
 from .reading import Call, Reading, harness_reason
 from . import rule_reasons, success_lessons
 from .trial_record import RESTATES
@@ -248,15 +249,30 @@ def _failure_facts(r: Reading) -> list[KeyFact]:
     if shown is not None and _failed_then_went_through(r, shown):  # a failed call the run got past: after what still stood
         facts, shown = facts + [shown], None
     told = next(iter(unmade_claims(r)), None)
-    whys = [f for f in (agreed, shown, told, claim.fact() if claim is not None and claim.echoed_at else None, past) if f is not None]
+    # a past date that failed a change to a record no expected change touches did not keep the run from the
+    # changes it was judged by: said after them
+    aside = past if past is not None and _off_expected(r, past) else None
+    whys = [f for f in (agreed, shown, told, claim.fact() if claim is not None and claim.echoed_at else None,
+                        None if aside else past) if f is not None]
     r.memo.setdefault(LEADS, []).extend(f.text for f in whys)
-    facts = whys + facts + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
+    facts = whys + facts + ([aside] if aside else []) + ([claim.fact()] if claim is not None and not claim.echoed_at else [])
     facts += [f for f in [unchecked(r) if claim is None else None] if f is not None]
     writes = [c for c in r.calls if c.writes and not c.error]
     if not facts and expected_changes(r) is not None and writes and all(made_as_expected(r, c) for c in writes):
         facts.append(KeyFact("Every change this run made is one the log records as expected, and none it expected is "
                              "missing: the log does not show what else was judged.", [c.n for c in writes[:3]]))
     return facts
+
+
+def _off_expected(r: Reading, fact: KeyFact) -> bool:
+    """Whether every failed change a fact is on (at its turns) was on another record than each
+    expected change of its tool: an id both send under one key, with another value (a reservation
+    the task did not ask to change; a shared payment id says nothing of which), where the log
+    records expected changes."""
+    expected = [record_ids(e["arguments"]) for e in expected_changes(r) or () if e["name"] in fact.about]
+    calls = [record_ids(c.turn.arguments) for c in r.calls if c.n in fact.turns and c.writes and c.error]
+    return bool(expected and calls) and all(any(k in e and e[k] != v for k, v in mine.items())
+                                            for mine in calls for e in expected)
 
 
 def _failed_then_went_through(r: Reading, fact: KeyFact) -> bool:

@@ -106,7 +106,7 @@ def _fields_index(text: str) -> _FieldsIndex:
     return _FieldsIndex(_fields_at_depth(text) if places is None else places)
 
 
-def _ids(node) -> dict[str, str]:
+def record_ids(node) -> dict[str, str]:
     """The ids an object names at its top level: its plain text fields whose key names an id
     (``id``, ``reservation_id``)."""
     if not isinstance(node, dict):
@@ -124,7 +124,7 @@ def _other_record(mine: dict[str, str], look_up) -> bool:
         if len(_THEIRS) >= 256:
             _THEIRS.clear()
         theirs = _THEIRS[id(look_up)] = (look_up, _look_up_ids(look_up.result or "",
-                                                               tuple(sorted(_ids(look_up.arguments).items()))))
+                                                               tuple(sorted(record_ids(look_up.arguments).items()))))
     return any(k in theirs[1] and theirs[1][k] != v for k, v in mine.items())
 
 
@@ -136,7 +136,7 @@ def _look_up_ids(result: str, sent: tuple[tuple[str, str], ...]) -> dict[str, st
     """The ids a look-up is about: those its answer holds at its top level, and those it was sent
     (once per answer: every change of a run asks about the same look-ups)."""
     answer = _parsed(result)
-    return {**(_ids(answer) if isinstance(answer, dict) else {}), **dict(sent)}
+    return {**(record_ids(answer) if isinstance(answer, dict) else {}), **dict(sent)}
 
 
 def picked(r: Reading, c: Call) -> list[Pick]:
@@ -169,7 +169,7 @@ def picked(r: Reading, c: Call) -> list[Pick]:
     # a record's names are asked about once per value and per user messages before the call, not
     # once per argument: changes after the same messages share the answers
     heard: dict[str, bool] = r.memo.setdefault(f"picked.heard:{len(said)}", {})
-    mine = _ids(c.turn.arguments)
+    mine = record_ids(c.turn.arguments)
 
     def told(v: str) -> bool:
         hit = heard.get(v)
