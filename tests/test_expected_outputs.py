@@ -69,6 +69,22 @@ def test_a_failure_that_never_wrote_the_expected_value_says_so_with_the_answer_t
     assert not any("expected the agent to tell the user" in f.text for f in compile_offline(run).in_short)
 
 
+def test_a_value_written_only_beside_a_tool_call_is_said_to_be_no_message_to_the_user(tmp_path):
+    """tau-bench keeps the text of an assistant message that also calls a tool beside the call: the
+    user never reads it. A run that wrote the total only there is told so (tau-bench rater, step-0052)."""
+    record = _trial(1, 0.0, "Done: you are on HAT311.")
+    beside = next(m for m in record["traj"] if m.get("tool_calls")
+                  and m["tool_calls"][0]["function"]["name"] == "update_reservation_flights")
+    beside["content"] = "The fare difference is $1,410. I will now move your flight."
+    run = _load(tmp_path, record)
+    change = next(t.turn for t in run.turns if t.name == "update_reservation_flights")
+    fact = next(f for f in compile_offline(run).in_short if "expected the agent to tell the user 1410" in f.text)
+    assert fact.text.endswith(f"; the words it sent beside its update_reservation_flights call at turn {change} gave "
+                              "1410, but words sent beside a call are no message to the user."), fact.text
+    assert change in fact.turns
+    assert "beside its" not in " ".join(f.text for f in compile_offline(_load(tmp_path, _trial(1, 0.0, "Done."))).in_short)
+
+
 def test_trials_with_the_same_changes_are_told_apart_by_the_value_only_the_success_wrote(tmp_path):
     out = tmp_path / "c"
     ok("compile", str(_write(tmp_path / "results.json", [_trial(0, 1.0, SAID), _trial(1, 0.0, "Done.")])),

@@ -106,6 +106,13 @@ def untold_fact(r: Reading) -> KeyFact | None:
     if held:
         text += "; " + "; ".join(f"{t.held[0]}'s answer at turn {t.held[1]} held {t.value}" for t in held[:3])
         turns += [t.held[1] for t in held[:3]]
+    # words the agent sent beside a call (a chat message holding a tool call) are not a message the user reads
+    beside = next(((c, t.value) for t in missing for c in r.calls if _says(c.turn.reasoning, t.value)), None)
+    if beside is not None:
+        c, value = beside
+        text += (f"; the words it sent beside its {c.name} call at turn {c.n} gave {value}, but words sent beside a "
+                 "call are no message to the user")
+        turns.append(c.n)
     other = other_figures(r, missing)
     if other is not None:  # it told a figure, a wrong one: the changes or the sum behind it differed
         text += f"; its report at turn {other[0]} gave {join(other[1], 2)} instead"

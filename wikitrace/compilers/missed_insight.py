@@ -85,8 +85,9 @@ def left_undone(r: Reading) -> list[CandidateInsight]:
         out.append(make_insight(
             UNTOLD, "Tell the user each value the request asks for as soon as you have it",
             "When the request asks for a figure or a fact (a total, a refund, what was saved), write it in a message "
-            "to the user as soon as a tool has worked it out, before further calls: working it out, or making the "
-            "changes, does not tell it, and a run that a step limit stops never gets to a closing message.",
+            "to the user as soon as a tool has worked it out, before further calls: working it out, making the "
+            "changes or writing it beside a tool call does not tell it, and a run that a step limit stops never "
+            "gets to a closing message.",
             f"In {kind_of_tasks(r)}, when the request asks to be told a value.",
             f"{done}the task expected the agent to say {join([t.value for t in unsaid], 3)}, and no agent message did"
             + (f" ({'; '.join(held[:2])})" if held else "") + _cut_off(r), False))
