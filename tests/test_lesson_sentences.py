@@ -204,7 +204,7 @@ def _check_asked(run, detail: str) -> None:
     assert int(m.group(1)) == len(answered) and int(m.group(2)) == len(asked) > 0, detail
 
 
-def test_a_success_that_asked_and_changed_nothing_says_so_and_a_log_without_a_person_does_not():
+def test_a_success_that_asked_and_changed_nothing_teaches_nothing_and_a_log_without_a_person_answers_directly():
     from test_offline_content import _run
 
     asked = _record("a-1", "airline", "Cancel my trip.", _turns(
@@ -213,10 +213,9 @@ def test_a_success_that_asked_and_changed_nothing_says_so_and_a_log_without_a_pe
         _msg("assistant", "I need the reservation id to proceed."), _msg("user", "I really do not have it."),
         _msg("assistant", "I need the reservation id to cancel; write again when you have it."),
         {"type": "episode_over"}), True)
-    (lesson,) = compile_offline(_run(asked)).insights
-    assert lesson.key == "direct|asked" and lesson.detail.startswith(
-        "got the user's answer to 2 messages, 1 of them a question, no tool call")  # asked again, no "?"
-    _check_asked(_run(asked), lesson.detail)
+    # it passed because its task needed no change: no step another run could copy, so no lesson
+    comp = compile_offline(_run(asked))
+    assert comp.insights == []
     alone = _record("a-2", "qa", "What is 2 + 2?", _turns(_msg("user", "What is 2 + 2?"), _msg("assistant", "4?"),
                                                          {"type": "episode_over"}), True)
     assert [i.key for i in compile_offline(_run(alone)).insights] == ["direct"]
@@ -630,10 +629,10 @@ def test_a_success_whose_edit_changed_the_line_the_tasks_trace_names_says_so():
     assert "trace names line" not in other.detail
 
 
-def test_a_success_that_stalled_where_the_task_expected_look_ups_teaches_the_look_ups_not_the_stall():
-    """A success with no call that asked for ids the user could not give, on a task whose expected
-    calls were look-ups of the records the user's id finds: the lesson is to look them up, and the
-    page does not offer the refusal as the recipe. Without expected look-ups it stays "ask"."""
+def test_a_success_that_stalled_teaches_no_lesson_and_its_page_names_the_look_ups_its_task_expected():
+    """A success with no call that asked for ids the user could not give passed because its task
+    needed no change: its log shows no step another run could copy, so it teaches no lesson, with
+    or without expected look-ups, and its page still names the look-ups its task expected."""
     from test_offline_content import _run
 
     def stalled(expected: list[dict] | None) -> dict:
@@ -650,20 +649,8 @@ def test_a_success_that_stalled_where_the_task_expected_look_ups_teaches_the_loo
     looks = [{"name": "get_user_details", "arguments": {"user_id": "amelia_davis_8890"}},
              {"name": "get_reservation_details", "arguments": {"reservation_id": "UDMOP1"}}]
     comp = compile_offline(_run(stalled(looks)))
-    (lesson,) = comp.insights
-    assert lesson.key == "direct|unlooked", lesson.key
-    # the title names what passed (no change) and what the task expected, never a look-up the run made
-    assert lesson.title == "Change nothing a request does not need, and look the records up to know"
-    assert "look them up with get_user_details and get_reservation_details" in lesson.guideline
-    assert "this run" not in lesson.guideline.lower()
+    assert comp.insights == []
     said = " ".join(f.text for f in comp.in_short)
     assert "as this run did" not in said and "Look up get_user_details and get_reservation_details before answering" in said, said
-    (lesson,) = compile_offline(_run(stalled(None))).insights
-    assert lesson.key == "direct|asked"
-    expected_change = looks + [{"name": "cancel_reservation", "arguments": {"reservation_id": "UDMOP1"}}]
-    assert compile_offline(_run(stalled(expected_change))).insights[0].key == "direct|asked"
-    # a run that only asked passed where its task expected no call at all: its source line says so
-    (lesson,) = compile_offline(_run(stalled([]))).insights
-    assert lesson.key == "direct|asked" and "; the task expected no call at all" in lesson.detail, lesson.detail
-    assert lesson.title == "Ask for what the request needs, and change nothing without it"
-    assert "the task expected no call" not in compile_offline(_run(stalled(expected_change))).insights[0].detail
+    for expected in (None, [], looks + [{"name": "cancel_reservation", "arguments": {"reservation_id": "UDMOP1"}}]):
+        assert compile_offline(_run(stalled(expected))).insights == []

@@ -626,19 +626,20 @@ def test_a_hand_off_the_task_did_not_expect_is_not_what_set_a_success_apart(tmp_
 
 def test_a_success_that_only_handed_off_is_not_said_to_have_answered_after_a_look_up(tmp_path):
     """Its only call was a hand-off the task did not expect: it is read as a run that made no call
-    (it asked the user and changed nothing), its source line naming the hand-off, not "answered
-    after 1 look-up call"; a run that also looked something up counts that look-up alone."""
+    (it asked the user and changed nothing), so it teaches no lesson (it passed because its task
+    needed no change), not one "after 1 look-up call"; a run that also looked something up counts
+    that look-up alone."""
     handoff = [agent("I cannot do this; let me hand you over."),
                *tool("transfer_to_human_agents", {"summary": "Wants a cancel the rules do not allow."},
                      "Transfer successful")]
     looked = [*tool("get_user_details", {"user_id": "lena_vogt_3017"}, TWO)]
     _lines(tmp_path, [_chat(9, 0, 1.0, handoff, []), _chat(10, 0, 1.0, looked + handoff, [])])
     data = json.loads((tmp_path / "c" / "corpus.json").read_text())
-    details = {int(r["task_id"]): r["lessons"][0]["detail"] for r in data["runs"]}
-    assert details[9].startswith("got the user's answer to ") and ", no look-up; handed off with " \
-        "transfer_to_human_agents at turn " in details[9], details
-    assert details[10].startswith("answered after 1 look-up call; handed off with transfer_to_human_agents at turn "), details
-    assert "which the task did not expect" in details[9] and "which the task did not expect" in details[10]
+    lessons = {int(r["task_id"]): r["lessons"] for r in data["runs"]}
+    assert lessons[9] == [], lessons[9]
+    detail = lessons[10][0]["detail"]
+    assert detail.startswith("answered after 1 look-up call; handed off with transfer_to_human_agents at turn "), detail
+    assert "which the task did not expect" in detail
 
 
 def test_a_success_whose_failed_trials_made_the_same_look_up_and_said_more_is_told_to_give_the_answer_alone(tmp_path):

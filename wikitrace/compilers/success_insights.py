@@ -1,6 +1,6 @@
 """The lessons a successful run teaches: the way it settled its task (``procedure|…``), or how it
-passed without a change (``answer-from``, ``direct|…``: a question, a refusal, details asked
-for), plus the first error it got past, the confirmation rule it kept and a program it worked
+passed without a change (``answer-from``: a question, a refusal; ``direct``: an answer needing no
+call), plus the first error it got past, the confirmation rule it kept and a program it worked
 without (the environment fact failed runs met too)."""
 
 from __future__ import annotations
@@ -36,41 +36,13 @@ def _asked_the_user(r: Reading) -> int:
     return sum("?" in t.content for t in _answered(r))
 
 
-def _talk(r: Reading) -> str:
-    """"got the user's answer to 4 messages, 1 of them a question": every agent
-    message a person's reply came right after, not only those with a question mark (an agent that
-    asks again and again for the same id often says "I need the reservation ID to proceed.")."""
-    said = _answered(r)
-    n, asked = len(said), sum("?" in t.content for t in said)
-    return (f"got the user's answer to {n} message{'s' if n != 1 else ''}, {asked} of them "
-            f"{'a question' if asked == 1 else 'questions'}")
-
-
-def _unlooked(r: Reading, also: str = "") -> CandidateInsight | None:
-    """A success with no look-up at all (no call, or only hand-offs its task did not expect: ``also``
-    names them) that asked the user, where the log's expected calls were look-ups only: it got
-    there by stalling, not by checking, and the look-ups are the lesson (its tools exist: the log
-    records them as what the task expected)."""
-    looks = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
-    if any(not c.writes for c in r.calls) or not looks or expected_changes(r) != []:
-        return None
-    # titled by what passed (no change) and what the task expected (look-ups), never as if these
-    # runs had looked anything up: they passed by changing nothing
-    return make_insight("direct|unlooked", "Change nothing a request does not need, and look the records up to know",
-                        f"When the user has given what the records can be found by, look them up with "
-                        f"{join(looks, 3)} and decide from what they show before asking for more. These runs "
-                        f"only asked, and passed as the task wanted no change; its expected calls were "
-                        f"those look-ups.",
-                        f"In {kind_of_tasks(r)} where the user asks for a change to records the tools can look up.",
-                        f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}; the task expected "
-                        f"{join(looks, 3)} look-up{'s' if len(looks) != 1 else ''} and no change" + last_said(r), True)
-
-
-def _expected_none(r: Reading) -> str:
-    """"; the task expected no call at all" where the log records that: a run that only asked passed
-    because nothing was to be looked up or changed, which is no way to settle a task that needs either."""
-    expected_changes(r)  # reads the task's expected calls into the memo
-    return "; the task expected no call at all" if r.memo.get("expected.all") == [] else ""
+def _passed_by_asking(r: Reading) -> bool:
+    """A run that looked nothing up and changed nothing, and either asked the user or had a task
+    whose expected calls were look-ups only: it passed because the task needed no change. Its log
+    shows no step another run could copy, and what the task's failed trials broke is on their own
+    pages; a lesson drawn from it ("ask, and change nothing") would be contradicted by its own
+    counts, as failed runs ended just so as often."""
+    return bool(_asked_the_user(r)) or (bool(expected_lookups(r)) and expected_changes(r) == [])
 
 
 def unchanged(r: Reading) -> bool:
@@ -91,20 +63,8 @@ def success_insights(r: Reading, chosen: list["Item"]) -> list[CandidateInsight]
     handed = [c for c in r.calls if c.writes and not c.error and is_hand_off(c)]
     also = (f"; handed off with {handed[-1].name} at turn {handed[-1].n}, which the task did not expect"
             if handed else "")
-    if quiet and (unlooked := _unlooked(r, also)) is not None:  # asked or not: the look-ups were the way
-        return [unlooked]
-    if quiet and _asked_the_user(r):  # a person answered its questions, and it changed nothing
-        # these runs passed having only asked; failed runs of other tasks ended the same way where a
-        # look-up from what the user had given would have found what the change needed
-        return [make_insight("direct|asked",
-                             "Ask for what the request needs, and change nothing without it",
-                             "When the user has not given what a change needs (which record, an id or a name the "
-                             "tools find records by), ask for it and make no change on a guess; end without a change "
-                             "when they cannot give it. Once they give such an id or name, look the record up and "
-                             "decide from it: these runs passed by asking alone because their tasks needed no change.",
-                             f"In {kind_of_tasks(r)} where the user has not given what the request needs.",
-                             f"{_talk(r)}, no {'look-up' if r.calls else 'tool call'}{also}" + _expected_none(r)
-                             + last_said(r), True)]
+    if quiet and _passed_by_asking(r):
+        return []
     if quiet:
         return [make_insight("direct", "Answer directly when nothing needs checking",
                         "When the request needs nothing from the environment, answer it directly.",
