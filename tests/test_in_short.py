@@ -751,6 +751,27 @@ def test_a_success_that_refused_quotes_the_refusal_and_the_record_value_it_names
     assert [i.key for i in compile_offline(run).insights][0].startswith("answer-from")
 
 
+def test_a_success_that_refused_where_the_task_also_expected_a_hand_off_says_what_made_it_right(tmp_path):
+    """The task expected only a hand-off; the run refused, handed off nothing, and passed. What made
+    it right is the refusal and the record value it names, said with the hand-off it never made,
+    not only "the run never made it and succeeded all the same" (tau-bench rater, step-0085)."""
+    run = _tau(tmp_path, [
+        _agent("Your booking is in basic economy and has no travel insurance, so it cannot be changed."),
+        _user("I see. Thank you anyway."),
+    ], reward=1.0, actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}},
+                            {"name": "transfer_to_human_agents", "kwargs": {"summary": "User wants a change."}}],
+        record=dict(TRIP, cabin="basic_economy", insurance="no"))
+    looked, said = _call_turn(run, "get_reservation_details"), _turn_of(run, "cannot be changed")
+    facts = _facts(run)
+    assert facts[0] == (
+        "Refuse a change the records rule out and make no change, as this run did (the task expected a hand-off "
+        f"too, which this run never made): get_reservation_details (turn {looked}) gave `cabin` \"basic_economy\"; "
+        f"the agent told the user at turn {said}: \"Your booking is in basic economy and has no travel insurance, "
+        "so it cannot be changed.\""), facts
+    kf = compile_offline(run).in_short[0]
+    assert kf.kind == "missed-change" and kf.about == ["transfer_to_human_agents"]  # counted as before
+
+
 def test_an_expected_look_up_never_made_is_named(tmp_path):
     run = _tau(tmp_path, [_agent("Your flight is on 2024-06-09.")], reward=0.0,
                actions=[{"name": "get_reservation_details", "kwargs": {"reservation_id": "Q4WZ8N"}},

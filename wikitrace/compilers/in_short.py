@@ -36,7 +36,7 @@ from .unshown_values import retry_note
 from .unseen_names import unseen_names_fact
 from .unread_edits import unread_edit_fact
 from .arguments import is_chosen, wrong_kind
-from .insight_words import answer_seen_in, expected_answer, gives_answer, join
+from .insight_words import answer_seen_in, expected_answer, gives_answer, hands_off, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .near_words import near_look_up, near_phrase
@@ -389,7 +389,9 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                     facts.append(KeyFact(f"{c.name} at turn {c.n} went through; the expected {c.name} call differs "
                                          f"from it in {join([f'`{k}`' for k in names], 3)}, and the run still succeeded.",
                                          [c.n], "arguments", [f"{c.name}.{k}" for k in names]))
-        if len(facts) == 1 and (not expected or (writes and all(e.get("name") == writes[0].name for e in expected))):
+        # nothing changed where the task expected no change or only a hand-off: what made that right
+        if len(facts) == 1 and (not expected or (writes and all(e.get("name") == writes[0].name for e in expected))
+                                or (not writes and all(hands_off(e.get("name") or "") for e in expected))):
             lesson = success_lessons.refused(r, writes, expected_handoff=bool(expected))
             if lesson is not None:  # what made it right to change nothing: it takes the restating fact's
                 # place, keeping its kind (the insight layer counts that kind on both sides)

@@ -140,7 +140,8 @@ def refused(r: Reading, writes: list[Call], expected_handoff: bool = False) -> K
     if writes and expected_handoff:  # a hand-off the task did not expect played no part: nothing said of when it came
         asked = next((t for t in reversed(_people(r)) if t.role == "user" and t.turn < writes[0].n), None)
         asked = asked if asked is not None and asked.turn > refusal.turn else None
-    expected = (f"the task expected a {writes[0].name} call too" if expected_handoff else
+    expected = (f"the task expected a {writes[0].name} call too" if expected_handoff and writes else
+                "the task expected a hand-off too, which this run never made" if expected_handoff else
                 f"the task expected no change, and no {writes[0].name} call either: the hand-off at turn "
                 f"{writes[0].n} was not one it asked for" if writes else "the task expected no change")
     what = "a change the records rule out" if named else "the request"
