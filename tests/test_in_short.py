@@ -2600,3 +2600,41 @@ def test_a_look_up_never_answered_names_the_change_made_after_it_all_the_same():
     _check(run, fact.text, fact.turns)
     with pytest.raises(AssertionError):  # a turn that is not the change
         _check(run, fact.text.replace("at turn 7 all", "at turn 5 all"), fact.turns)
+
+
+WRONG_YES = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Are Varn Mills and Orlo Foods both headquartered in Kessel?
+Thought 1: I should search Varn Mills.
+Action 1: Search[Varn Mills]
+Observation 1: Varn Mills is a food maker headquartered in Orlo, Kessel.
+Thought 2: Search Orlo Foods.
+Action 2: Search[Orlo Foods]
+Observation 2: Orlo Foods is a bakery chain headquartered in Brask, south of Kessel.
+Thought 3: Both are in Kessel, so the answer is yes.
+Action 3: Finish[yes]
+Observation 3: Answer is INCORRECT
+Correct answer: no
+
+------------- BEGIN HALTED AGENTS --------------
+
+"""
+
+
+def test_a_wrong_yes_or_no_is_not_said_to_be_missing_from_the_look_ups(tmp_path):
+    """The expected "no" is worked out from the pages, never read off one: the wrong "yes" is set
+    beside it without "which no look-up had returned", which means nothing for a yes or a no
+    (HotpotQA rater, step-0194), and the agent's own words come with it."""
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(WRONG_YES, encoding="utf-8")
+    [run] = _load(path)
+    fact = next(f for f in _facts(run) if f.startswith('The answer "yes"'))
+    assert fact.startswith('The answer "yes" (turn ') and '; the task expected "no". ' in fact, fact
+    assert "look-up" not in fact.split("The agent's words with it")[0], fact

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from .arguments import is_chosen
+from .arguments import is_chosen, yes_or_no
 from .error_listings import listed_in_errors
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict
 from .named_source import named_source
@@ -69,7 +69,10 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     near = None if seen or listed else near_look_up(r, gold, c.n)
     # the words around it, so a reader sees whether the page ties it to the question or only lists it
     around = _window(seen.turn.result, gold, SEEN_WIDTH) if seen else None
-    text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
+    # a yes or a no is worked out, never read off a page: where no look-up held it there is nothing to say
+    bare = seen is None and listed is None and near is None and yes_or_no(gold)
+    text = (f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\"." if bare else
+            f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected \"{clip(gold, 80)}\", "
             + (f"which appears in what the look-up at turn {seen.n} returned"
                + (f" (\"{around}\")." if around else ".") if seen else
                f"which no look-up that went through had returned, only {listed.where('answered')}." if listed else
