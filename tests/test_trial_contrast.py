@@ -294,6 +294,68 @@ def test_a_qa_success_says_its_failed_trial_sent_the_same_name_in_quote_marks(tm
         f"look-up never went through there: it sent that name inside quote marks."), _in_short(out, won)
 
 
+SOME_LOOKED = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 2, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: Which city was the band Grey Harbor formed in?
+Thought 1: I need to search Grey Harbor.
+Action 1: Search[Grey Harbor]
+Observation 1: Could not find [Grey Harbor]. Similar: ['Grey Harbor (band)', 'Grays Harbor']
+Thought 2: I can search Grey Harbor (band).
+Action 2: Search[Grey Harbor (band)]
+Observation 2: Grey Harbor is a rock band formed in Tacoma in 2004, later based in Portland.
+Thought 3: It was formed in Tacoma.
+Action 3: Finish[Tacoma]
+Observation 3: Answer is CORRECT
+Correct answer: Tacoma
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which city was the band Grey Harbor formed in?
+Thought 1: I need to search Grey Harbor.
+Action 1: Search[Grey Harbor]
+Observation 1: Could not find [Grey Harbor]. Similar: ['Grey Harbor (band)', 'Grays Harbor']
+Thought 2: I can search Grey Harbor (band).
+Action 2: Search[Grey Harbor (band)]
+Observation 2: Grey Harbor is a rock band formed in Tacoma in 2004, later based in Portland.
+Thought 3: It is based in Portland.
+Action 3: Finish[Portland]
+Observation 3: Answer is INCORRECT
+Correct answer: Tacoma
+
+Question: Which city was the band Grey Harbor formed in?
+Thought 1: I need to search Grays Harbor.
+Action 1: Search[Grays Harbor]
+Observation 1: Grays Harbor is a bay in Washington, near Aberdeen.
+Thought 2: The band is from Aberdeen.
+Action 2: Finish[Aberdeen]
+Observation 2: Answer is INCORRECT
+Correct answer: Tacoma
+
+------------- BEGIN HALTED AGENTS --------------
+
+"""
+
+
+def test_a_qa_success_names_which_failed_trials_made_its_look_up(tmp_path):
+    """Of two failed trials, one made the success's look-up and answered otherwise, one never made it:
+    the line names the trial the look-up went through in, rather than tacking "in 1 of them" onto the
+    last trial it listed (HotpotQA rater, step-0246)."""
+    path = tmp_path / "react_reflexion_some.txt"
+    path.write_text(SOME_LOOKED, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    runs = json.loads((out / "corpus.json").read_text())["runs"]
+    won = next(r["step"] for r in runs if r["outcome"] == "success")
+    same = next(r["step"] for r in runs if r["outcome"] == "failure" and "Portland" in json.dumps(r))
+    line = _in_short(out, won)[0]
+    assert f"; that look-up went through in 1 of them ([{same}]({same}.md))" in line, line
+
+
 # --- every importer's runs: each line is true of the two trials it sets against each other -------
 
 

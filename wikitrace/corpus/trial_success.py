@@ -155,7 +155,8 @@ def success_line(entry: dict, failed: list[dict], won: list[dict] = (), compare=
                     if len(missed) == k and all(quoted) else
                     ", and that look-up never went through there" if k == 1 and missed else
                     ", a look-up that went through in none of them" if len(missed) == k else
-                    f", a look-up that went through in {k - len(missed)} of them" if missed else
+                    f"; that look-up went through in {k - len(missed)} of them "
+                    f"({line.runs([s for (s, _d), a in zip(hits, asked) if query in a])})" if missed else
                     ", after the same look-up" if k == 1 else ", all after the same look-up")
             listed = [s for s, _d in hits if any(looked_up(t, nm) == query for t, nm, _n in
                                                   (_entry(failed, s).get("decisive") or {}).get("offered") or ())]
