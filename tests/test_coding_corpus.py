@@ -39,6 +39,10 @@ def test_every_run_of_every_experiment_is_compiled_as_a_trial_of_its_task(tmp_pa
     # met by 4 of the 5 failed and 4 of the 5 successful coding runs: no cause, and what the successes did
     assert "so it is not named a cause (successful runs met it too)" in page
     assert "What successful runs that met it did" in page
+    # each case is the run's own missing program, never another error on a turn its lesson names (the
+    # shell's syntax error at turn 6 that ends with the edit at turn 7 is no missing program: r43 rater)
+    cases = page.split("\n## Cases\n", 1)[1].split("\n## ", 1)[0].strip().splitlines()
+    assert cases and all("command not found" in c for c in cases), cases
     step = {r["run_id"]: r["step"] for r in data["runs"]}
     llama = (out / "compilation" / f"{step['swe-llama/acme__jsonkit-101']}.md").read_text()
     # the failed trial edited the test file, the successful one the parser: said so, never "the same calls"

@@ -62,7 +62,9 @@ def lesson_fact(comp, lesson) -> dict:
     tool, kind = key_tool(key), key.split("|", 1)[0]
     turns = set(named_turns(lesson.detail or ""))
     if kind == "error" and key.count("|") == 1:  # a class of error (a program missing): no tool to name
-        facts = [f for f in facts if turns & set(f.turns) and _FAILED_AT.search(f.text)]
+        # the turn it was first met, not any the detail names: a later edit's turn ends another error's fact
+        first = _first_met(lesson.detail or "")
+        facts = [f for f in facts if first in f.turns and _FAILED_AT.search(f.text)]
     elif tool:
         shape = key.split("|")[2] if kind == "error" and key.count("|") > 1 else ""
         named = [f for f in facts if (kind != "error" and f.kind == _CLAIM) or any(
