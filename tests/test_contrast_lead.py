@@ -99,13 +99,14 @@ def _qa_run(k: int, success: bool, facts: list[dict]) -> dict:
 def test_the_verdict_page_says_which_failed_runs_gave_a_verdict_to_a_question_asking_for_a_thing():
     """The successful runs' way (answer yes or no) is right only for a question asking whether
     something holds; the failed runs that said "yes" to "During what war ..." are counted and named
-    on that page, where that rule leads What to do and the procedure follows it."""
+    under the page's Evidence, while What to do keeps the procedure (the slip has its own page)."""
     wrong = [{"kind": "wrong-kind", "about": ["Finish"]}]
     runs = ([_qa_run(k, True, []) for k in range(3)] + [_qa_run(10 + k, False, wrong) for k in range(2)]
             + [_qa_run(20, False, [])])
     (verdict,) = [e for e in gather(runs) if e["key"] == "procedure|Finish:label"]
-    assert verdict["advice"].startswith("When the question asks what, which or who, give Finish the thing it asks for, "
-                                        "not a yes or no (a yes or no answers only whether something holds): 2 failed "
-                                        "runs of this task type answered such a question with one. To settle the task: "
-                                        "look with Search, then end with Finish giving the verdict the look-ups support.")
+    assert verdict["advice"].startswith("To settle the task: look with Search, then end with Finish giving the verdict "
+                                        "the look-ups support.")
+    assert "yes or no" not in verdict["advice"]
+    assert ("2 failed runs of this task type gave Finish a yes or no where the question asked what, which or who: the "
+            "way these runs settled fits only a question asking whether something holds.") in verdict["counted"]
     assert verdict["mistake_runs"]["steps"] == ["step-0010", "step-0011"]

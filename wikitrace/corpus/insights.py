@@ -322,8 +322,9 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             claim = claims(groups[entry["id"]], trials, ways[kind].writes, ways[kind].did,
                            len(ways[kind].runs)) if kind in ways else ("", {})
             said, runs = claim if claim[0] else (said, runs)
+        verdict_said = ""
         if not said:
-            said, runs = verdict_misused(entry, of_kind[kind_of_entry[entry["id"]]])
+            verdict_said, runs = verdict_misused(entry, of_kind[kind_of_entry[entry["id"]]])
         said = passed_errors.merge(entry, said)
         if runs:
             entry["mistake_runs"] = runs
@@ -332,6 +333,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         # a rule's page says what the rule asks: what else the successful trials did stays under Evidence
         cut_advice(entry, said, "" if entry["key"].startswith("rule|") else
                    trial_advice or action(same_task_advice(entry)))
+        if verdict_said:
+            entry["counted"] = [*(entry.get("counted") or []), verdict_said]
         if trial_advice and trial_advice in entry["advice"]:  # said in What to do: Evidence keeps its list only
             entry["same_task"]["advised"] = True
         quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind_of_entry[entry["id"]]])

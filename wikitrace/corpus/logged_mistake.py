@@ -162,11 +162,10 @@ def verdict_misused(entry: dict, runs: list[dict]) -> tuple[str, dict]:
     if not hit:
         return "", {}
     said = "the answer was a yes or no to a question that asks for a thing"
-    # said as its trigger ("When ..."), so it leads What to do: the procedure after it is the successes' way
-    return (f"When the question asks what, which or who, give {tool} the thing it asks for, not a yes or no (a yes "
-            f"or no answers only whether something holds): "
-            f"{run_counts.count(len(hit), run_counts.tasks(hit), 'failed runs', paren=True)} of this task type "
-            f"answered such a question with one."), {"steps": [r["step"] for r in hit], "said": said}
+    # a finding under Evidence, not advice: What to do keeps the successes' way, the slip has its own page
+    return (f"{run_counts.count(len(hit), run_counts.tasks(hit), 'failed runs', paren=True)} of this task type gave "
+            f"{tool} a yes or no where the question asked what, which or who: the way these runs settled fits only "
+            f"a question asking whether something holds."), {"steps": [r["step"] for r in hit], "said": said}
 
 
 _TAIL = re.compile(r", (?:which|where) .*$")
