@@ -386,6 +386,29 @@ def test_a_success_whose_answer_no_page_held_teaches_no_procedure(tmp_path):
     assert "once each option it names was looked up and their pages compared on what it asks" in option["guideline"]
 
 
+def test_runs_naming_an_option_of_a_which_question_share_one_ending_whatever_the_look_ups_wrote(tmp_path):
+    """A success that named the right option (a look-up wrote it word for word) and failed runs that
+    named the other one end the same way: their page counts them together, and the check the failed
+    runs teach ("compare the options") is what its What to do says to make first."""
+    question = "Which of Jon Reddy and Pete Vance has been a member of more bands?"
+    steps = [("Search Jon Reddy.", "Search[Jon Reddy]", "Jon Reddy is a singer who has fronted five bands."),
+             ("Search Pete Vance.", "Search[Pete Vance]", "Pete Vance has been a member of two bands.")]
+    log = tmp_path / "react_options.txt"
+    other = "Which of Ada Lorn and Bo Keel has written more novels?"
+    novels = [("Search Ada Lorn.", "Search[Ada Lorn]", "Ada Lorn has written nine novels."),
+              ("Search Bo Keel.", "Search[Bo Keel]", "Bo Keel has written four novels.")]
+    log.write_text(_trial(1, [_agent(question, steps, "Jon Reddy", "Jon Reddy", True)],
+                          [_agent(question, steps, "Pete Vance", "Jon Reddy", False),
+                           _agent(other, novels, "Bo Keel", "Ada Lorn", False)]))
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    assert all("procedure|Finish:option" in r["patterns"] for r in data["runs"]), [r["patterns"] for r in data["runs"]]
+    page = next(i for i in data["insights"] if i["key"] == "procedure|Finish:option")
+    assert page["contrast"]["failed_met"] == 2 and page["contrast"]["success_met"] == 1
+    assert "the check to make first: \"Compare the named options on what is asked before Finish\"" in page["advice"]
+
+
 def test_an_answer_is_an_asked_option_only_where_a_which_question_joins_it_to_another():
     from wikitrace.compilers.arguments import asked_option
 

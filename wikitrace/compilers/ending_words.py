@@ -17,7 +17,7 @@ ENDING = {
     "task": ("giving words only the question held, no look-up word for word", "giving words the question itself "
              "holds only once the look-ups support it"),
     # one of the things a question asking which of them names ("Which of A and B ...?"), as it spells it
-    "option": ("giving one of the options the question asks between, as no look-up wrote it",
+    "option": ("giving one of the options the question asks between",
                "giving the option the look-ups favour, spelled as the question spells it, once each option it "
                "names was looked up and their pages compared on what it asks"),
     "shown": ("sending text a look-up's answer showed", "sending text a look-up's answer showed, in its words"),

@@ -30,12 +30,16 @@ def _text_source(r: Reading, final: Call, answer: str) -> str:
     text = " ".join(str(final.turn.arguments).split())
     # a yes or a no to a question asking for a thing named is no verdict: a guess of the wrong kind
     where = "label" if is_chosen(r, text) and wrong_kind(r, text) is None else "looked-up" if tools else "own"
+    if where != "label" and gives_answer(r, final) and asked_option(r.run.task.instruction or "", text):
+        # one of the things a "which of" question names, whether or not a look-up wrote it: runs that
+        # named the right one and runs that named the other end the same way, and are counted together
+        return "option"
     if where != "label" and not gives_answer(r, final):
         where = "shown" if tools else "unshown"  # a click or a move: text sent, not an answer given
     elif where == "own" and answer_origin(r, text) == "question":
-        # words the question holds (an option it asks between, or words it states); a name only a
-        # reflection gave is as unchecked as a guess
-        where = "option" if asked_option(r.run.task.instruction or "", text) else "task"
+        # words the question states (not an option it asks between); a name only a reflection gave is as
+        # unchecked as a guess
+        where = "task"
     return where
 
 
