@@ -294,35 +294,30 @@ def test_a_qa_success_says_its_failed_trial_sent_the_same_name_in_quote_marks(tm
         f"look-up never went through there: it sent that name inside quote marks."), _in_short(out, won)
 
 
-SOME_LOOKED = """
+_GREY = """Question: Which city was the band Grey Harbor formed in?
+Thought 1: I need to search Grey Harbor.
+Action 1: Search[Grey Harbor]
+Observation 1: Could not find [Grey Harbor]. Similar: ['Grey Harbor (band)', 'Grays Harbor']
+Thought 2: I can search Grey Harbor (band).
+Action 2: Search[Grey Harbor (band)]
+Observation 2: Grey Harbor is a rock band formed in Tacoma in 2004, later based in Portland.
+"""
+# the success and one failed trial read the same page; the other failed trial never searched the band
+SOME_LOOKED = f"""
 ########################################
 BEGIN TRIAL 1
 Trial summary: Correct: 1, Incorrect: 2, Halted: 0
 #######################################
 ------------- BEGIN CORRECT AGENTS -------------
 
-Question: Which city was the band Grey Harbor formed in?
-Thought 1: I need to search Grey Harbor.
-Action 1: Search[Grey Harbor]
-Observation 1: Could not find [Grey Harbor]. Similar: ['Grey Harbor (band)', 'Grays Harbor']
-Thought 2: I can search Grey Harbor (band).
-Action 2: Search[Grey Harbor (band)]
-Observation 2: Grey Harbor is a rock band formed in Tacoma in 2004, later based in Portland.
-Thought 3: It was formed in Tacoma.
+{_GREY}Thought 3: It was formed in Tacoma.
 Action 3: Finish[Tacoma]
 Observation 3: Answer is CORRECT
 Correct answer: Tacoma
 
 ------------- BEGIN INCORRECT AGENTS -----------
 
-Question: Which city was the band Grey Harbor formed in?
-Thought 1: I need to search Grey Harbor.
-Action 1: Search[Grey Harbor]
-Observation 1: Could not find [Grey Harbor]. Similar: ['Grey Harbor (band)', 'Grays Harbor']
-Thought 2: I can search Grey Harbor (band).
-Action 2: Search[Grey Harbor (band)]
-Observation 2: Grey Harbor is a rock band formed in Tacoma in 2004, later based in Portland.
-Thought 3: It is based in Portland.
+{_GREY}Thought 3: It is based in Portland.
 Action 3: Finish[Portland]
 Observation 3: Answer is INCORRECT
 Correct answer: Tacoma
