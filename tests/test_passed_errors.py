@@ -130,15 +130,23 @@ def test_a_run_that_met_the_error_again_and_stayed_did_not_get_past_it():
     assert left.worked and "got past it" in left.detail and "never" not in left.detail, left
 
 
-def test_a_change_of_another_tool_never_made_stays_a_finding_beside_the_errors_advice():
+def test_a_change_of_another_tool_never_made_follows_the_errors_advice():
     """Every failed run got past the payment error and then never made a bag change the task
-    expected: that is another lesson than the error's (raters read it as tacked on), so the page
-    keeps the error's advice and the missed change stands as a finding."""
+    expected: the page keeps the error's advice first and its title, and What to do goes on to the
+    change none of them made (getting past the error was not the end: raters asked for it in four
+    rounds of six); the runs are listed once."""
     missed = {"kind": "missed-change", "about": ["add_bags"]}
     entry = _page([_run(k, False, [missed]) for k in range(3)] + _successes())
     assert entry["advice"].startswith("When book_trip answers \"Error: balance too low\", "), entry["advice"]
-    assert "add_bags" not in entry["advice"] and "add_bags" not in entry["title"]
-    assert any("add_bags" in s for s in entry.get("set_aside", [])), entry.get("set_aside")
+    assert "add_bags" not in entry["title"]
+    first, _, rest = entry["advice"].partition(". ")
+    assert "add_bags" not in first and "make every add_bags call the request calls for" in rest, entry["advice"]
+    assert not any("add_bags" in s for s in entry.get("set_aside", [])), entry.get("set_aside")
+    from wikitrace.corpus.documents import render_insight
+
+    listed = [ln for ln in render_insight(entry, "/work/corpus", None).splitlines()
+              if ln.startswith("The 3 failed runs")]
+    assert len(listed) == 1, listed  # the mistake's runs and the checked fact's are the same: named once
     # the same fact on the error's own tool leads, as above
     own = {"kind": "missed-change", "about": ["book_trip"]}
     entry = _page([_run(k, False, [own]) for k in range(3)] + _successes())

@@ -332,7 +332,9 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         # to separate follows it. A finding only: arguments that differed from the expected call (the
         # payment sent, not the seats an error refused), a fact only on other tools than the error's,
         # and on a rule's page any fact but that rule's (raters read them as another lesson tacked on)
-        if kind == "arguments" or off_tool and entry["key"].startswith("error|") or \
+        # A change the task expected that none of them made, though, follows the error's own advice in What
+        # to do: getting past the error is not the end (raters asked for it in four rounds of six)
+        if kind == "arguments" or off_tool and entry["key"].startswith("error|") and kind != "missed-change" or \
                 entry["key"].startswith("rule|") and fact_leads.kind_of(kind) != "rule":
             entry["set_aside"] = entry.get("set_aside", []) + [text]
             return
@@ -390,8 +392,8 @@ def links(entry: dict, link, md) -> tuple[str, str]:
     if entry.get("one_run_apart"):  # what the one run did that its task's failed trials did not, first
         see = apart_line(entry["one_run_apart"], link, md) + (f"\n\n{see}" if see else "")
     c = entry.get("checked")
-    if not c:
-        return "", see
+    if not c or (entry.get("mistake_runs") or {}).get("steps") == c["steps"]:
+        return "", see  # none, or the same runs the mistake's line names already
     steps = c["steps"]
     whose = "The failed run" if len(steps) == 1 else f"The {run_counts.count(len(steps), c.get('tasks', len(steps)), 'failed runs', paren=True)}"
     return (f"{whose} where {md(c['said'])}, each page's \"In short\" giving the fact and its turn: "
