@@ -298,15 +298,25 @@ def test_every_such_line_over_the_importer_fixtures_recounts(tmp_path):
                 for name in re.findall(r"\"([^\"]+)\"", unmet.group(4)):
                     assert name in run.task.instruction and name.casefold() not in (page.result or "").casefold(), line
             never = re.search(r"No look-up that went through in the (\d+) trials of this task returned the expected "
-                              r"answer as written\.", line)
+                              r"answer as written(?:, though the list of near names an error gave held it in (\d+) of "
+                              r"them \((.+?)\): send a name such a list offers when it fits the question)?\.", line)
             if never:  # every trial's log: no call that went through holds the expected answer, in any form
                 nevers += 1
                 assert int(never.group(1)) == len(task), line
+                by_step = {}
                 for x in task:
                     trial = next(t for t in RUNS if t.run_id == x["run_id"])
+                    by_step[x["step"]] = trial
                     gold = trial.task.metadata["gold_answer"].casefold()
                     assert not any(t.type == "function_call" and not t.is_error and gold in (t.result or "").casefold()
                                    for t in trial.turns), line
+                if never.group(2):  # each trial named: its error at that turn listed the expected answer
+                    named = re.findall(r"\[(step-\d+)\]\(step-\d+\.md\) at its turn (\d+)", never.group(3))
+                    assert len(named) == int(never.group(2)), line
+                    for st, turn in named:
+                        err = next(t for t in by_step[st].turns if t.turn == int(turn))
+                        gold = by_step[st].task.metadata["gold_answer"].casefold()
+                        assert err.is_error and gold in (err.result or "").casefold(), line
     assert seen >= 7  # the retries fixture's trials are read: the check is not empty
     assert unmets >= 2  # and the question's names a page never gave are checked somewhere
 
@@ -533,6 +543,27 @@ def test_a_task_whose_trials_never_had_the_expected_answer_returned_says_so(tmp_
                     encoding="utf-8")
     ok("compile", str(path), "--out", str(tmp_path / "d"), "--offline", "-q")
     assert not any("No look-up that went through" in ln for st in steps for ln in _in_short(tmp_path / "d", st))
+
+
+def test_a_task_whose_expected_answer_only_an_errors_list_offered_says_which_trial_it_was_offered_to(tmp_path):
+    """The second trial's search failed with a list of near names holding the expected answer, which
+    no trial then sent: the line says no page returned it, and where the list offered it."""
+    offered = STALE.replace(
+        "Thought 1: I should search the Norland Foxes.\nAction 1: Search[Norland Foxes]\n"
+        "Observation 1: The Norland Foxes are a college team. Their home ground is Fen Field.",
+        "Thought 1: I should search the Norland Foxes stadium.\nAction 1: Search[Norland Foxes stadium]\n"
+        "Observation 1: Could not find [Norland Foxes stadium]. Similar: ['Brakka Arena', 'Norland Foxes'].")
+    assert offered != STALE
+    path = tmp_path / "react_reflexion_offered.txt"
+    path.write_text(offered, encoding="utf-8")
+    out = tmp_path / "c"
+    ok("compile", str(path), "--out", str(out), "--offline", "-q")
+    runs = json.loads((out / "corpus.json").read_text())["runs"]
+    second = runs[-1]["step"]
+    lines = [ln for r in runs for ln in _in_short(out, r["step"]) if "No look-up that went through" in ln]
+    assert lines and all(f"as written, though the list of near names an error gave held it in 1 of them "
+                         f"([{second}]({second}.md) at its turn 1): send a name such a list offers" in ln
+                         for ln in lines), lines
 
 
 def test_an_answer_a_page_wrote_with_middle_names_is_not_said_to_be_in_no_look_up(tmp_path):

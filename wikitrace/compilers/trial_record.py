@@ -20,6 +20,7 @@ from ..runs.errors import tests_passed
 from .arguments import check_arguments, is_chosen, is_verdict
 from .change_facts import RULED
 from .edit_lines import edit_lines
+from .error_listings import listed_in_errors
 from .expected_calls import made_as_expected, missed_changes, unasked_hand_off
 from .expected_outputs import told
 from .insight_parts import edits_of
@@ -270,6 +271,9 @@ def record(r: Reading) -> dict:
         held = answer_seen_in(r, gold)
         out["expected_seen"] = {"tool": held.name, "turn": held.n, "query": _query(held)} \
             if held is not None and _query(held) else {}
+        listing = listed_in_errors(r, gold, None) if held is None else None
+        if listing is not None:  # no page held it, but an error's list of near names did: a lead left unfollowed
+            out["expected_listed"] = {"tool": listing.errors[0].name, "turn": listing.errors[0].n}
     offered = unsent_offers(r) if not r.run.outcome.success else {}
     if offered and len(offered) <= SHOWN_LOOKUPS:  # names an error listed and the run never sent
         out["offered"] = [[tool, name, turn] for name, turn, tool in offered.values()]

@@ -213,8 +213,21 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     if item[0] == "answer" and not won and never_returned(members):
         # no page any trial read held it: the advice may not have been enough, and the reader is told so
         held = (f"No look-up that went through in the {len(members)} trials of this task returned the expected answer "
-                "as written.")
+                "as written" + _listed(members) + ".")
     return f"{said}: {do}." + (f" {held}" if held else "")
+
+
+def _listed(members: list[dict]) -> str:
+    """", though an error's list of near names held it in 2 of them ([step-0095](…) at its turn 4, …)":
+    the name to search was offered, and no trial took it up."""
+    shown = sorted(((m["step"], x) for m in members if (x := (m.get("decisive") or {}).get("expected_listed"))),
+                   key=lambda sx: layout.id_number(sx[0]))
+    if not shown:
+        return ""
+    where = ", ".join(f"[{s}]({_sibling(s)}) at its turn {x['turn']}" for s, x in shown[:LINKED])
+    where += f" and {len(shown) - LINKED} more" if len(shown) > LINKED else ""
+    return (f", though the list of near names an error gave held it in {len(shown)} of them ({where}): send a name "
+            "such a list offers when it fits the question")
 
 
 def never_returned(members: list[dict]) -> bool:
