@@ -645,8 +645,14 @@ def test_a_computed_cost_above_the_users_limit_is_stated_with_both_numbers(tmp_p
         _user("That's more than I can pay, so no, leave it as it is."),
     ], reward=1.0)
     calc, said = _turn_of(run, "245 - 160"), _turn_of(run, "up to $150")
+    put, reply = _turn_of(run, "would cost $200"), _turn_of(run, "more than I can pay")
+    # what the user made of the figure is quoted in their words, with the turn the agent put it to them
     assert _facts(run)[0] == (f"The calculate call at turn {calc} gave 200, above the $150 limit the user gave at turn "
-                              f"{said}; no change went through after it.")
+                              f"{said}; no change went through after it: the agent put $200 to the user at turn {put}, "
+                              f"and the user replied at turn {reply}: \"That's more than I can pay, so no, leave it as "
+                              "it is.\"")
+    kf = next(f for f in compile_offline(run).in_short if f.text.startswith("The calculate call"))
+    assert {calc, put, reply} <= set(kf.turns)
 
 
 def test_a_sum_above_the_limit_that_the_run_moved_past_is_left_unsaid(tmp_path):

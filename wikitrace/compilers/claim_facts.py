@@ -131,9 +131,35 @@ def limit_facts(r: Reading) -> list[KeyFact]:
                             f"{where}{agreed}.", [c.n] + ([said] if said is not None else []))]
         if later is not None:
             continue  # what the change then paid is not in the log: the sum may be one the user turned down
+        told = _told_and_answered(r, c.n, amount)
         return [KeyFact(f"The {c.name} call at turn {c.n} gave {_money(amount)[1:]}, above the {_money(limit)} limit "
-                        f"{where}; no change went through after it.", [c.n] + ([said] if said is not None else []))]
+                        f"{where}; no change went through after it"
+                        + (f": the agent put {_money(amount)} to the user at turn {told[0]}, and the user replied at "
+                           f"turn {told[1]}: \"{told[2]}\"" + ("" if told[2].endswith((".", "!", "?", "\u2026")) else ".")
+                           if told else "."),
+                        [c.n] + ([said] if said is not None else []) + (list(told[:2]) if told else []))]
     return []
+
+
+def _told_and_answered(r: Reading, after: int, amount: float) -> tuple[int, int, str] | None:
+    """(turn, reply turn, reply) of the first agent message after turn ``after`` that states
+    ``amount``, and the user's reply right after it, quoted: what the user made of the figure,
+    in their words."""
+    from .insight_words import clip_words
+    from .reading import t_is_user
+
+    whole, cents = f"{amount:.2f}".split(".")
+    figure = re.compile(r"(?<![\d.,])\$?" + re.escape(f"{int(whole):,}").replace(",", ",?")
+                        + (r"(?:\.00)?" if cents == "00" else r"\." + cents) + r"(?![\d,]|\.\d)")
+    turns = r.run.turns
+    for i, t in enumerate(turns):
+        if t.turn > after and t.type == "message" and t.role == "assistant" and t not in r.harness \
+                and figure.search(t.content or ""):
+            reply = turns[i + 1] if i + 1 < len(turns) else None
+            if reply is not None and t_is_user(reply) and (reply.content or "").strip():
+                return t.turn, reply.turn, clip_words(" ".join(reply.content.split()), 160)
+            return None
+    return None
 
 
 def _lists(r: Reading, c: Call) -> dict[str, int]:
