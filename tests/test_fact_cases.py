@@ -135,6 +135,18 @@ def test_a_missed_change_lesson_takes_a_missed_change_fact_and_a_success_keeps_n
     assert lesson_fact(comp, _lesson("idle|lookups", "answered without a tool call")) == ""
 
 
+def test_a_run_the_harness_stopped_while_looking_takes_the_fact_of_its_stop():
+    """The "answer before the harness stops the run" lesson names no tool and no turn: its case is
+    the run's own fact of the stop (what its calls repeated, whether a page had held the answer),
+    not none (HotpotQA rater: the page had no Cases)."""
+    stop = KeyFact("The harness stopped the run: halted (step limit reached). 1 of its 6 calls sent an earlier "
+                   "call's arguments again and got the same answer (turn 3 repeated turn 1).", [1, 3], "")
+    comp = _Comp("failure", [ANSWER, stop])
+    looked = "6 look-up calls (Search and Lookup), nothing settled; stopped by the harness"
+    assert lesson_fact(comp, _lesson("idle|lookups", looked)) == stop.text
+    assert lesson_fact(_Comp("failure", [ANSWER]), _lesson("idle|lookups", looked)) == ""
+
+
 def test_an_error_lesson_takes_no_fact_quoting_another_message_of_its_kind():
     """A run whose certificate error was followed by gift-card errors: its fact quotes the last one,
     which is not the lesson's."""

@@ -175,12 +175,15 @@ def _repeats(r: Reading) -> list[tuple[int, int]]:
     return out
 
 
+HARNESS_STOPPED = "The harness stopped the run"  # how the fact of a run the harness ended opens
+
+
 def _harness_fact(r: Reading) -> list[KeyFact]:
     reason = harness_reason(r)
     if reason is None:
         return []
     at = r.harness[-1].turn if r.harness else (r.calls[-1].n if r.calls else None)
-    text = f"The harness stopped the run: {clip(reason, 100).rstrip('.')}." + _spent(r)
+    text = f"{HARNESS_STOPPED}: {clip(reason, 100).rstrip('.')}." + _spent(r)
     again = _repeats(r)
     if again:  # where a limit ended the run, a call that got nothing new was one of too few
         pairs = join([f"turn {n} repeated turn {m}" for n, m in again], 3)

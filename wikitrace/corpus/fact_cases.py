@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from types import SimpleNamespace
 
-from ..compilers.in_short import NOTHING_SETTLED
+from ..compilers.in_short import HARNESS_STOPPED, NOTHING_SETTLED
 from ..compilers.schema import KeyFact
 from ..compilers.text import clip, named_turns
 from ..compilers.rule_lessons import rule_opening
@@ -77,6 +77,8 @@ def lesson_fact(comp, lesson) -> dict:
             # another error of the same tool it got past
         if not facts and outcome == "success" and kind == "procedure" and ":" in key:
             facts = every[:1]  # procedure|<ending call>:<what it gave>: the whole way to the end
+    elif kind == "idle" and "stopped by the harness" in (lesson.detail or ""):  # looking until the limit
+        facts = [f for f in facts if f.text.startswith(HARNESS_STOPPED)]
     elif kind == "missed":  # a change never made: what a failed run lacked
         facts = [f for f in facts if f.kind == "missed-change" and outcome == "failure"]
     elif kind == "rule":
