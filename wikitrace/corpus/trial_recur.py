@@ -201,7 +201,8 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
     if not won:
         said += ", and none of the task's trials succeeded" if k < pool else ", and none succeeded"
     mine = _reflected(entry).get("count", 0)
-    if mine and any(_reflected(m).get("count", 0) < mine for m in holders):
+    reflected = bool(mine and any(_reflected(m).get("count", 0) < mine for m in holders))
+    if reflected:
         said += (", and this run opened with a reflection on an earlier failed trial of this task" if mine == 1 else
                  f", and this run opened with {mine} reflections on earlier failed trials of this task")
     if item[0] == "missed":  # "make X when asked" restates the task, and is wrong where a rule forbade X
@@ -214,7 +215,8 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
         # no page any trial read held it: the advice may not have been enough, and the reader is told so
         held = (f"No look-up that went through in the {len(members)} trials of this task returned the expected answer "
                 "as written" + _listed(members) + ".")
-    return f"{said}: {do}." + (f" {held}" if held else "")
+    # after the reflections clause, a colon would read the advice as theirs: it is a sentence of its own
+    return (f"{said}. {do[:1].upper()}{do[1:]}." if reflected else f"{said}: {do}.") + (f" {held}" if held else "")
 
 
 def _listed(members: list[dict]) -> str:
