@@ -48,9 +48,11 @@ _SAID = {
     **{k: fact_leads.OWN[k] for k in ("named-comparison", "unsupported-comparison", "quoted-name", "packed-calls",
                                       "described-search", "one-sided", "planned-look-up", "reflected-answer",
                                       "opening-form")},
-    "answer-extra": ("the answer held the expected words and added others",
+    # word for word, as the page's facts check it: an answer differing also in a mark ("singer, songwriter"
+    # for "singer-songwriter") is not counted here, though the answer cases count it by its words
+    "answer-extra": ("the answer held the expected words, written exactly so, and added others",
                      "give only the thing asked for when {t}"),
-    "answer-partial": ("the answer held only part of the expected words",
+    "answer-partial": ("the answer held only part of the expected words, written exactly so",
                        "give the thing asked for whole when {t}"),
     "rule": fact_leads.OWN["rule"],
     "arguments": ("a change the run sent differed from the task's expected call in its arguments ({items})",
