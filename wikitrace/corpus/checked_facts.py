@@ -335,7 +335,7 @@ def lead(entry: dict, members: list[tuple[dict, dict]],
         # payment sent, not the seats an error refused), a fact only on other tools than the error's,
         # and on a rule's page any fact but that rule's (raters read them as another lesson tacked on)
         # A change the task expected that none of them made, though, follows the error's own advice in What
-        # to do: getting past the error is not the end (raters asked for it in four rounds of six)
+        # to do: getting past the error was not the end, the unmade change is what the task judged
         if kind == "arguments" or off_tool and entry["key"].startswith("error|") and kind != "missed-change" or \
                 entry["key"].startswith("rule|") and fact_leads.kind_of(kind) != "rule":
             entry["set_aside"] = entry.get("set_aside", []) + [text]

@@ -220,8 +220,8 @@ def _line(entry: dict, item: tuple, holders: list[dict], members: list[dict], wo
 
 
 def _listed(members: list[dict]) -> str:
-    """", though an error's list of near names held it in 2 of them ([step-0095](…) at its turn 4, …)":
-    the name to search was offered, and no trial took it up."""
+    """", though the list of near names an error gave held it in 2 of them ([step-0095](…) at its turn
+    4, …): send a name …": the name to search was offered, and no trial took it up."""
     shown = sorted(((m["step"], x) for m in members if (x := (m.get("decisive") or {}).get("expected_listed"))),
                    key=lambda sx: layout.id_number(sx[0]))
     if not shown:
