@@ -2644,3 +2644,24 @@ def test_a_wrong_yes_or_no_is_not_said_to_be_missing_from_the_look_ups(tmp_path)
     fact = next(f for f in _facts(run) if f.startswith('The answer "yes"'))
     assert fact.startswith('The answer "yes" (turn ') and '; the task expected "no". ' in fact, fact
     assert "look-up" not in fact.split("The agent's words with it")[0], fact
+
+
+def test_the_last_change_made_as_expected_says_the_run_stopped_there_with_changes_unmade(tmp_path):
+    """The run made the cancel the task expected and ended, leaving the expected passenger update
+    unmade: its cause is where the run stopped, said in the decision, not the cancel being wrong
+    (tau-bench rater, step-0033: "a correct call ranked Cause 1")."""
+    cancelled = dict(TRIP, status="cancelled")
+    passengers = {"reservation_id": "Q4WZ8N", "passengers": [{"first_name": "Ravi", "last_name": "Vogt",
+                                                               "dob": "1986-12-19"}]}
+    run = _tau(tmp_path, [_agent("Shall I cancel reservation Q4WZ8N?"), _user("Yes, please."),
+                          *_tool("cancel_reservation", {"reservation_id": "Q4WZ8N"}, cancelled),
+                          _agent("It is cancelled.")], reward=0.0,
+               actions=[{"name": "cancel_reservation", "kwargs": {"reservation_id": "Q4WZ8N"}},
+                        {"name": "update_reservation_passengers", "kwargs": passengers}])
+    n = _call_turn(run, "cancel_reservation")
+    decisions = [e.decision for e in compile_offline(run).evidence]
+    assert (f"Called cancel_reservation at turn {n}, after the user agreed; the run made no change after it, and 1 "
+            "change the task expected was never made.") in decisions, decisions
+    from test_page_sentences import _checked
+
+    _checked(run)  # each sentence of the page's items held to its check, this one's ending too

@@ -267,7 +267,8 @@ def _decision(c: Check, text: str, success: bool) -> None:
                      r"values|no word of \S+|.+?, not the \$[\d,.]+ the call (?:paid|charged)))?"
                      r"(, a test file, and no call of this run changed a file outside the tests)?"
                      r"(; the run's last state-changing call\.|; the answer that ended the run\.|"
-                     r"; the hand-off that ended the run\.|\.)", text)
+                     r"; the hand-off that ended the run\.|; the run made no change after it, and (\d+) changes? the "
+                     r"task expected (?:was|were) never made\.|\.)", text)
     if m and m.group(8) and m.group(8).endswith("or of its values"):
         _yes_to_another_thing(c, int(m.group(2)), m.group(8))
     elif m and m.group(8) and ", which named no word of " in m.group(8):
@@ -289,6 +290,9 @@ def _decision(c: Check, text: str, success: bool) -> None:
             assert m.group(4) and _test_path(m.group(4)) and c.only_tests_changed(), text
         if m.group(10).startswith(";"):
             assert not any(t.turn > n for t in c.changes())
+        if m.group(11):  # the log's expected changes outnumber what the run made by at least that many
+            expected = json.loads((c.run.task.metadata or {}).get("expected_calls") or "[]")
+            assert len(expected) >= int(m.group(11)) + 1, text
         if m.group(10) == "; the answer that ended the run.":  # a free-text answer the log records as one
             text_sent = c.call(n).arguments
             assert isinstance(text_sent, str) and ((c.run.task.metadata or {}).get("gold_answer") or any(

@@ -165,10 +165,15 @@ def failure_items(r: Reading, with_notes: bool = True) -> list[Item]:
         tests = any(t is c for t, _f in test_only_edits(r))  # the run changed the test, not the code: first
         rank = (20 if expected else 95 if tests else 90 if flagged else 70 if last else 55 if edit else
                 52 if handed_in else 50) + c.n / 10_000
+        # the last change, made as expected, with expected changes left unmade: what it decided is that the
+        # run stopped there, said in the decision so that its heading is not read as the call being wrong
+        unmade = len(missed_changes(r)) if as_expected and not expected else 0
         items.append(Item(rank, Evidence(
             decision=f"Called {c.name} at turn {c.n}" + (f", changing {edit.phrase()}" if edit else "") + diff_phrase(c)
             + agreed_phrase(r, c) + (", a test file, and no call of this run changed a file outside the tests" if tests
-                                     else "") + ".",
+                                     else "")
+            + (f"; the run made no change after it, and {unmade} change{'s' if unmade != 1 else ''} the task expected "
+               f"{'were' if unmade != 1 else 'was'} never made" if unmade else "") + ".",
             support=(test_only_support(r) if tests else None) or (wrong_answer(r, c) if c is answered else None) or (
                 "The call went through, and the log records this same call among those the task expected." if expected else
                 "The call went through, but it is not the call the log records as expected for this task: the first "
