@@ -2665,3 +2665,44 @@ def test_the_last_change_made_as_expected_says_the_run_stopped_there_with_change
     from test_page_sentences import _checked
 
     _checked(run)  # each sentence of the page's items held to its check, this one's ending too
+
+
+LISTED_WRONG = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 0, Incorrect: 1, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+Question: Which short film by the maker of Tin Owl won the 1991 Corran Prize?
+Thought 1: Search the maker.
+Action 1: Search["Tin Owl"]
+Observation 1: Could not find ["Tin Owl"]. Similar: ['Tin Owl (film)', 'Paper Heron', 'Mira Sand'].
+Thought 2: It must be Mira Sand.
+Action 2: Finish[Mira Sand]
+Observation 2: Answer is INCORRECT
+Correct answer: Paper Heron
+
+------------- BEGIN HALTED AGENTS --------------
+
+"""
+
+
+def test_a_wrong_answer_s_cause_names_the_error_that_listed_the_expected_one(tmp_path):
+    """The expected "Paper Heron" stood in the Search error's list of near names and nowhere else:
+    the cause's support says so, as In short does, rather than that no look-up had returned it
+    (HotpotQA rater, step-0266), and the page checker reads the error back."""
+    path = tmp_path / "react_reflexion_1q.txt"
+    path.write_text(LISTED_WRONG, encoding="utf-8")
+    [run] = _load(path)
+    assert run.outcome.label == "failure" and any(t.name == "Finish" for t in run.turns if t.type == "function_call")
+    err = next(t.turn for t in run.turns if t.type == "function_call" and "Similar" in (t.result or ""))
+    supports = [e.support for e in compile_offline(run).evidence]
+    assert any(s.startswith('This answer ended the run and was judged wrong; the task expected "Paper Heron", which no '
+                            f"look-up that went through had returned, only the error Search answered at turn {err}")
+               for s in supports), supports
+    from test_page_sentences import _checked
+
+    _checked(run)

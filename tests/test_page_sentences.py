@@ -533,7 +533,13 @@ def _support(c: Check, text: str, turns: list[int]) -> None:
         assert c.went_through(turns[-1]) and isinstance(answer.arguments, str) and c.run.outcome.label == "failure"
         # it ended the run: the last change, and the agent (not the harness) stopped there
         assert c.changes()[-1] is answer and not (c.run.outcome.ended_by or "").startswith("harness"), text
-        m = re.search(r'the task expected "(.+)", which (?:appears in what the look-up at turn (\d+) returned|no look-up had returned)\.$', text)
+        m = re.search(r'the task expected "(.+)", which (?:appears in what the look-up at turn (\d+) returned|no look-up had '
+                      r'returned|no look-up that went through had returned, only the errors? (\S+) answered at turns? '
+                      r'([\d, and]+?);.*)\.$', text)
+        if m and m.group(4):  # each error named holds the expected name in its list of near names
+            gold = m.group(1).casefold()
+            for n in map(int, re.findall(r"\d+", m.group(4))):
+                assert c.call(n).is_error and c.call(n).name == m.group(3) and gold in (c.call(n).result or "").casefold()
         if m and not m.group(1).endswith("…"):
             gold = re.compile(r"(?<![\w.])" + re.escape(_flat(m.group(1)).lower()) + r"(?!\w)")
             # what the look-ups returned, not what they asked: as written, or word for word once case,

@@ -18,6 +18,7 @@ from .insight_words import answer_seen_in, expected_answer, followed, free_form,
 from .arguments import check_arguments
 from .named_source import named_source
 from .phrase_match import name_with_middle, observation_words, phrase_span, words_of
+from .error_listings import listed_in_errors
 from .reading import Call, Reading, leaves
 from .rules import _CONFIRM_WORDS
 from .told_numbers import _last_key
@@ -182,8 +183,12 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
     if is_verdict(r, gold):  # a label of the task's answer set: no look-up returns one
         return f"This answer ended the run and was judged wrong; the task expected the verdict \"{clip(gold, 80)}\"."
     seen = named_source(r, gold, c) or answer_seen_in(r, gold, c)
+    # an error's list of near names is no look-up's answer, but it did show the name: said, as In short says it
+    listed = None if seen is not None else listed_in_errors(r, gold, c.n)
     return (f"This answer ended the run and was judged wrong; the task expected \"{clip(gold, 80)}\", which "
-            + (f"appears in what the look-up at turn {seen.n} returned." if seen is not None else "no look-up had returned."))
+            + (f"appears in what the look-up at turn {seen.n} returned." if seen is not None else
+               f"no look-up that went through had returned, only {listed.where('answered')}." if listed is not None else
+               "no look-up had returned."))
 
 
 def _window(text: str, needle: str, width: int) -> str | None:
