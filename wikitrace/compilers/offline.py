@@ -131,8 +131,8 @@ def compile_offline(run: Run) -> Compilation:
 
 def _unchanged_lookups(r: Reading, shown: list[Item], facts: list) -> list[Item]:
     """A success that changed nothing: of its look-ups, the page keeps the first, the last and
-    those its "In short" cites. Each look-up in order read as a decision of equal weight, and
-    what the run answered in the end was lost among them (raters: "padding")."""
+    those its "In short" cites. Each look-up in order, read as a decision of equal weight, hid
+    what the run answered in the end among them."""
     if any(c.writes for c in r.calls):
         return shown
     looks = [i for i in shown if i.kind == "lookup"]

@@ -14,6 +14,7 @@ from functools import lru_cache
 from .arguments import _NOT_JSON, _as_text, _last_key, _parsed, check_arguments
 from .json_fields import fields_at_depth
 from .reading import Call, Reading, leaves, t_is_user
+from .record_words import sentences
 from .text import clip_words
 from .user_picks import singled_out, singled_out_at
 
@@ -226,14 +227,9 @@ def _their_words(r: Reading, turn: int, names: list[str]) -> str:
     said = next((t for t in r.facts if t.turn == turn and t_is_user(t)), None)
     if said is None:
         return ""
-    text = " ".join(str(said.content or "").split())
-    low = text.lower()
-    spots = [i for v in names for f in _spoken_forms(v) if (i := low.find(f)) >= 0]
-    if not spots:
-        return ""
-    start = max(text.rfind(ch, 0, min(spots)) for ch in ".!?") + 1
-    ends = [i for ch in ".!?" if (i := text.find(ch, min(spots))) >= 0]
-    return f": \"{clip_words(text[start:min(ends) + 1 if ends else len(text)].strip(), 100)}\""
+    forms = [f for v in names for f in _spoken_forms(v)]
+    sentence = next((x for x in sentences(str(said.content or "")) if any(f in x.lower() for f in forms)), None)
+    return f": \"{clip_words(sentence, 100)}\"" if sentence else ""
 
 
 def user_described(r: Reading, c: Call) -> list[Pick]:

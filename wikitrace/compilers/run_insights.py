@@ -57,6 +57,11 @@ if TYPE_CHECKING:
 # --- failure ---------------------------------------------------------------------------------
 
 
+# how the detail of a run the harness stopped while it was still looking ends (corpus/fact_cases.py takes
+# the run's fact of the stop as its case by it)
+STOPPED_LOOKING = "stopped by the harness"
+
+
 def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     why = why_wrong(r, w)
     gold = expected_answer(r)
@@ -183,13 +188,13 @@ def _idle_insight(r: Reading) -> CandidateInsight:
     looked = f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} " \
              f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled"
     act = "give the answer" if expected_answer(r) is not None else "answer or make the change"  # a QA task changes nothing
-    if harness_reason(r):  # stopped by the harness (a step limit) while still looking
+    if harness_reason(r):  # stopped by the harness (a step limit) while still looking: its detail says so
         return make_insight("idle|lookups", "Answer or act before the harness stops the run",
                        f"Stop looking once the look-ups hold what the request asks, and {act} "
                        "then, before the harness's limit ends the run; when the look-ups keep missing, change "
                        "the query instead of sending more of the same kind.",
                        f"In {kind_of_tasks(r)} that a harness stops at a limit (steps, cost or context).",
-                       f"{looked}; stopped by the harness", False)
+                       f"{looked}; {STOPPED_LOOKING}", False)
     return make_insight("idle|lookups", "Act on what the look-ups found",
                    ("Once the look-ups have given the facts, give the answer the question asks for; do not end with "
                     "look-ups only." if expected_answer(r) is not None else

@@ -24,6 +24,7 @@ from ..compilers.in_short import HARNESS_STOPPED, NOTHING_SETTLED
 from ..compilers.schema import KeyFact
 from ..compilers.text import clip, named_turns
 from ..compilers.rule_lessons import rule_opening
+from ..compilers.run_insights import STOPPED_LOOKING
 from ..templates import md_plain
 from . import layout
 from .advice_cut import KEPT, sentences
@@ -77,7 +78,7 @@ def lesson_fact(comp, lesson) -> dict:
             # another error of the same tool it got past
         if not facts and outcome == "success" and kind == "procedure" and ":" in key:
             facts = every[:1]  # procedure|<ending call>:<what it gave>: the whole way to the end
-    elif kind == "idle" and "stopped by the harness" in (lesson.detail or ""):  # looking until the limit
+    elif kind == "idle" and (lesson.detail or "").endswith(STOPPED_LOOKING):  # looking until the limit
         facts = [f for f in facts if f.text.startswith(HARNESS_STOPPED)]
     elif kind == "missed":  # a change never made: what a failed run lacked
         facts = [f for f in facts if f.kind == "missed-change" and outcome == "failure"]
