@@ -14,9 +14,9 @@ from .insight_words import join
 from .arguments import _NOT_JSON, _parsed
 from .claim_checks import _COUNT_CUE, _COUNT_WORDS, comparisons, money_limits, stated_count, wrong_phrase
 from .page_items import answered_nothing
-from .reading import Call, Reading, leaves
+from .reading import Call, Reading, leaves, t_is_user
 from .schema import KeyFact
-from .text import clip
+from .text import clip, clip_words
 
 # --- the agent's own words -----------------------------------------------------------------
 
@@ -145,9 +145,6 @@ def _told_and_answered(r: Reading, after: int, amount: float) -> tuple[int, int,
     """(turn, reply turn, reply) of the first agent message after turn ``after`` that states
     ``amount``, and the user's reply right after it, quoted: what the user made of the figure,
     in their words."""
-    from .insight_words import clip_words
-    from .reading import t_is_user
-
     whole, cents = f"{amount:.2f}".split(".")
     figure = re.compile(r"(?<![\d.,])\$?" + re.escape(f"{int(whole):,}").replace(",", ",?")
                         + (r"(?:\.00)?" if cents == "00" else r"\." + cents) + r"(?![\d,]|\.\d)")
