@@ -229,10 +229,17 @@ def test_a_failed_edit_of_the_file_its_successful_trial_edited_quotes_what_each_
     right_file(entry, [(run, lesson)], trials)
     assert ("(the failed run here changed the same files as the successful trials of its task, and ran the tests "
             "after its edit)") in entry["guideline"]
-    assert (f"the successful trial {won} of {lost}'s task changed the same file as {lost} (stats.py, in `median`) "
-            "and wrote `n = len(s)` / ") in entry["guideline"], entry["guideline"]
-    assert " in place of the same line (" in entry["guideline"] and "more lines" not in entry["guideline"]
-    assert f"; {lost} wrote `return round(sum(s) / len(s), 1)`." in entry["guideline"]
+    # what each wrote is shown on the case of every page about how the failed run changed or ended it
+    for key in ("went-through|a file edit", "ended|failing-tests"):
+        page = (_out / "insight" / f"{next(i for i, _d in _lessons(data, lost) if i['key'] == key)['id']}.md").read_text()
+        case = next(line for line in page.split("## Cases\n", 1)[1].splitlines() if line.startswith(f"- [{lost}]"))
+        assert (f"The successful trial {won} of its task changed the same file as {lost} (stats.py, in \\`median\\`) "
+                "and wrote \\`n = len(s)\\` / ") in case, case
+        assert " in place of the same line (" in case and "more lines" not in case
+        assert case.endswith(f"; {lost} wrote \\`return round(sum(s) / len(s), 1)\\`."), case
+    # a lesson on an error the run met is not about the change: its case keeps to the error
+    assert not any("The successful trial" in (_out / "insight" / f"{i['id']}.md").read_text().split("## Cases", 1)[-1]
+                   .split("## Evidence", 1)[0] for i, _d in _lessons(data, lost) if i["key"].startswith("error|"))
 
 
 def test_a_file_named_by_its_module_path_is_a_file_the_task_names(coding_out):
@@ -488,17 +495,18 @@ def test_an_edit_of_lines_never_shown_is_counted_on_its_lesson_as_a_fact_no_succ
 
 def test_the_submit_lesson_shows_what_failed_edits_wrote_apart_from_their_successful_trials(coding_out):
     """'Before submit, check the request' names nothing to look for; the failed runs' successful
-    trials edited the same files, and what each wrote there is the check, shown on the lesson."""
+    trials edited the same files, and what each wrote there is the check, shown in the run's case."""
     out, data, step = coding_out
     lost, won = step["acme__jsonkit-101"], step["swe-gpt4o/acme__jsonkit-101"]
     entry = next(i for i in data["insights"] if i["key"] == "went-through|submit" and
                  lost in [s["step"] for s in i["sources"]])
-    assert (f"Compared with the successful trials: the successful trial {won} of {lost}'s task changed the same "
-            f"file as {lost} (NumberParser.java, in `parseLong`), and replaced `value = value * 10 + (c - '0');`"
-            ) in entry["guideline"], entry["guideline"]
     page = (out / "insight" / f"{entry['id']}.md").read_text()
+    cases = page.split("## Cases\n", 1)[1].split("\n## ", 1)[0]
+    case = next(line for line in cases.splitlines() if line.startswith(f"- [{lost}]"))
+    assert (f"The successful trial {won} of its task changed the same file as {lost} (NumberParser.java, in "
+            "\\`parseLong\\`), and replaced \\`value = value * 10 + (c - '0');\\`") in case, case
     # the code is escaped once, by the page: `<` shows as itself, not as a backslash and a bracket
-    assert "\\`if (value \\< 0 && " in page and "\\\\\\<" not in page
+    assert "\\`if (value \\< 0 && " in case and "\\\\\\<" not in page
     from wikitrace.check import check_corpus
 
     assert check_corpus(out) == []

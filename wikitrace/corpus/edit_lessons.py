@@ -3,8 +3,8 @@
 The lesson a file edit that went through in a failed run teaches by default asks to check the
 file first. Where every failed run of the page changed a file the task text or an earlier answer
 named, or the same files as the successful trials of its own task, that advice misreads them:
-the file was right and what the edit wrote was not. The page then says so, and when a successful
-trial edited the same file, what it wrote there that the failed run did not (trial_edits).
+the file was right and what the edit wrote was not. The page then says so; its cases show what a
+successful trial wrote in the same file that the failed run did not (fact_cases.py).
 """
 
 from __future__ import annotations
@@ -13,16 +13,13 @@ from collections import Counter
 
 from ..compilers.call_kinds import FILE_EDIT
 from ..compilers.failing_end import FAILING_END
-from ..templates import md_plain
-from .trial_edits import changed_files, edits_apart
-
-SHOWN = 2  # failed runs whose difference from a successful trial is quoted
+from .trial_edits import changed_files
 
 _FILE_CHECK = ("check that the file it changes is the one the task is about (named by the task text, or found "
                "by a search or a failing test's trace) and read the changed lines back")
 
 
-def _trial_files(entry: dict, trials) -> list[dict]:
+def trial_files(entry: dict, trials) -> list[dict]:
     """The successful trials of ``entry``'s task that changed the same files it did."""
     task = trials.group(entry) if trials is not None else None
     mine = set(changed_files(entry))
@@ -42,7 +39,7 @@ def right_file(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) 
     if entry["key"] != f"went-through|{FILE_EDIT}" or _FILE_CHECK not in entry["guideline"]:
         return
     failed = [e for e, _l in members if e["outcome"] == "failure"]
-    same = {e["step"]: _trial_files(e, trials) for e in failed}
+    same = {e["step"]: trial_files(e, trials) for e in failed}
     if not failed or not all(same[e["step"]] or _named(e) for e in failed):
         return
     one = len(failed) == 1
@@ -62,36 +59,6 @@ def right_file(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) 
         f"{then} (the failed {'run here' if one else 'runs here'} changed {by}"
         + (f"{', and ran the tests after its edit' if one else ', and each ran the tests after its edit'})" if reran
            else ")"))
-    _say_apart(entry, failed, same)
-
-
-def trial_edits(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) -> None:
-    """A change's lesson (submit, a file edit) whose failed runs changed the same files as a
-    successful trial of their task says what those edits wrote apart: the check it asks for, shown."""
-    if not entry["key"].startswith("went-through|") or _APART in entry["guideline"]:
-        return
-    failed = [e for e, _l in members if e["outcome"] == "failure"]
-    _say_apart(entry, failed, {e["step"]: _trial_files(e, trials) for e in failed})
-
-
-_APART = " Compared with the successful trials: "
-
-
-def _say_apart(entry: dict, failed: list[dict], same: dict[str, list[dict]]) -> None:
-    """Append what the first ``SHOWN`` failed runs' edits wrote apart from a successful trial's."""
-    apart = []
-    for e in failed:
-        for won in same[e["step"]]:
-            found = edits_apart(won, e)
-            if found is not None:
-                # an insight page is no run's own page, and its template escapes what the phrase escaped
-                said = md_plain(found[0]).replace("this run", e["step"])
-                apart.append(f"the successful trial {won['step']} of {e['step']}'s task {said}")
-                break
-        if len(apart) >= SHOWN:
-            break
-    if apart:
-        entry["guideline"] += _APART + "; ".join(apart) + "."
 
 
 def check_without(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:

@@ -153,6 +153,8 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
             if o not in side or len(side[o]) == SHOWN or task_of(e) in tasks[o]:
                 continue
             text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact")
+            if o == "failure" and entry["key"].split("|", 1)[0] in _ABOUT_THE_CHANGE:
+                text = " ".join(filter(None, (text, _edits_apart(e, trials))))
             if not text:
                 continue
             tasks[o].add(task_of(e))
@@ -162,6 +164,25 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
         cases = failed + side["success"][:SHOWN - len(failed)]
         if cases:
             entry["cases"] = cases
+
+
+# lessons on the change a run made or how it ended it: what a successful trial wrote instead is their case
+_ABOUT_THE_CHANGE = ("went-through", "ended", "stopped", "missed", "tests-only")
+
+
+def _edits_apart(entry: dict, trials) -> str:
+    """"The successful trial S of its task changed the same file … and wrote …; S' wrote …" for a
+    failed run whose task has a successful trial that edited the same files: the fix the lesson
+    asks for, as the trial that passed wrote it. "" when none did, or the records do not show it."""
+    from .edit_lessons import trial_files
+    from .trial_edits import edits_apart
+
+    for won in trial_files(entry, trials) if trials is not None else ():
+        found = edits_apart(won, entry)
+        if found is not None:  # an insight page is no run's own page: the run is named by its step
+            said = md_plain(found[0]).replace("this run", entry["step"])
+            return clip(f"The successful trial {won['step']} of its task {said}.", WIDTH)
+    return ""
 
 
 PAIRED = 2  # cases set against a failed trial, on a page of a way that worked

@@ -50,7 +50,7 @@ from .rewrites import (advise_choices, ask_first, checklist, habits, name_missin
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
 from ..compilers import error_titles
-from .edit_lessons import check_without, right_file, trial_edits
+from .edit_lessons import check_without, right_file
 from .listed_leads import mark as mark_listed_leads
 from .logged_mistake import argument_title, instead as instead_sentence, mistake, verdict_misused
 from .recipe_sources import restate as restate_sources
@@ -251,7 +251,6 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
     for entry in out:
         retitle(entry, groups[entry["id"]], trials)
         right_file(entry, groups[entry["id"]], trials)
-        trial_edits(entry, groups[entry["id"]], trials)
         check_without(entry, groups[entry["id"]])
         st = entry.get("same_task") or {}
         top = (st.get("differences") or [{}])[0].get("text", "")
