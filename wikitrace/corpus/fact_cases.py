@@ -129,8 +129,9 @@ def _other_message(text: str, shape: str) -> bool:
 
 def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials=None) -> None:
     """Sets ``cases`` on the entries without answer cases whose runs kept a fact for them: the failed
-    runs' first, those of the kind the lesson leads with (``checked``) before the others, so the
-    cases show what its advice is about; then the successful runs' (``outcome``: success), at
+    runs' first, those What to do counts (``mistake_runs``: the argument it names differed) and then
+    those of the kind the lesson leads with (``checked``) before the others, so the cases show what
+    its advice is about; then the successful runs' (``outcome``: success), at
     least one where any kept a fact; one run per task on each side, each side in step order.
     A successful run set against failed trials of its task (``trials``: corpus/trials.Trials) shows
     the line its page leads with, where that line is about the lesson: its own fact gave way to it."""
@@ -143,9 +144,10 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
                 _paired_first(entry, groups[entry["id"]], lines)
             continue
         lead = (entry.get("checked") or {}).get("kind")
+        named = set((entry.get("mistake_runs") or {}).get("steps") or ())  # the runs What to do's count is of
         members = groups[entry["id"]]
-        if lead:
-            members = sorted(members, key=lambda m: m[1].get("fact_kind") != lead)
+        if lead or named:
+            members = sorted(members, key=lambda m: (m[0]["step"] not in named, m[1].get("fact_kind") != lead))
         side: dict[str, list[dict]] = {"failure": [], "success": []}
         tasks: dict[str, set] = {"failure": set(), "success": set()}
         for e, lesson in members:
@@ -154,7 +156,7 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
                 continue
             text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact")
             if o == "failure" and entry["key"].split("|", 1)[0] in _ABOUT_THE_CHANGE:
-                text = " ".join(filter(None, (text, _edits_apart(e, trials))))
+                text = " ".join(filter(None, (text, lines.edits_apart(e))))
             if not text:
                 continue
             tasks[o].add(task_of(e))
@@ -168,22 +170,6 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
 
 # lessons on the change a run made or how it ended it: what a successful trial wrote instead is their case
 _ABOUT_THE_CHANGE = ("went-through", "ended", "stopped", "missed", "tests-only")
-
-
-def _edits_apart(entry: dict, trials) -> str:
-    """"The successful trial S of its task changed the same file … and wrote …; S' wrote …" for a
-    failed run whose task has a successful trial that edited the same files: the fix the lesson
-    asks for, as the trial that passed wrote it. "" when none did, or the records do not show it."""
-    from .edit_lessons import trial_files
-    from .trial_edits import edits_apart
-
-    for won in trial_files(entry, trials) if trials is not None else ():
-        found = edits_apart(won, entry)
-        if found is not None:  # an insight page is no run's own page: the run is named by its step
-            said = md_plain(found[0]).replace("this run", entry["step"])
-            return clip(f"The successful trial {won['step']} of its task {said}.", WIDTH)
-    return ""
-
 
 PAIRED = 2  # cases set against a failed trial, on a page of a way that worked
 
@@ -281,6 +267,21 @@ class _TrialLines:
                            key=lambda r: layout.id_number(r["step"]))
             self.by_task[task] = lines(every, self.shapes) if runs.get("failure") and len(every) > 1 else {}
         return self.by_task[task]
+
+    def edits_apart(self, entry: dict) -> str:
+        """"The successful trial S of its task changed the same file … and wrote …; S' wrote …" when
+        the failed run ``entry``'s page leads its line against the successful trials with what each
+        wrote in the same file: the fix the lesson asks for, as the trial that passed wrote it."""
+        from .edit_lessons import trial_files
+        from .trial_edits import edits_apart
+
+        made = self._lines(entry).get(entry["step"])
+        for won in trial_files(entry, self.trials) if made else ():
+            found = edits_apart(won, entry)
+            if found is not None and found[0] in made[0]:  # an insight page is no run's own: the run is named by its step
+                said = md_plain(found[0]).replace("this run", entry["step"])
+                return clip(f"The successful trial {won['step']} of its task {said}.", WIDTH)
+        return ""
 
     def about(self, entry: dict, lesson: dict) -> str:
         """The line of ``entry``'s page, as plain text (links to other trials' pages by their step),
