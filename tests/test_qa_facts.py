@@ -119,6 +119,17 @@ def test_an_answer_the_reflection_already_named_is_said_with_its_sentence_and_th
     assert fact.turns == [0, 1, 2] and fact.kind == "reflected-answer"
 
 
+def test_an_answer_the_reflection_already_named_is_its_own_lesson_not_a_page_not_found():
+    """A retry that gives again the name its reflection says was assumed repeats the failed
+    attempt: that slip is its own lesson, apart from the runs whose look-ups never held the answer."""
+    lessons = {i.key for i in compile_offline(RUNS["q013"]).insights}
+    assert "answer|Finish|reflected" in lessons and "answer|Finish|not-found" not in lessons, lessons
+    lesson = next(i for i in compile_offline(RUNS["q013"]).insights if i.key == "answer|Finish|reflected")
+    assert lesson.title == "Before giving Finish a name a reflection holds, check it against a look-up"
+    # a name standing in the reflection only inside a longer one was not named by it: no such lesson
+    assert not any(i.key == "answer|Finish|reflected" for i in compile_offline(RUNS["q014"]).insights)
+
+
 def test_an_answer_the_question_names_too_is_not_said_to_come_from_the_reflection():
     """A reflection that repeats a name the question gives proposes nothing: "Ronald Koeman" in a
     question about him is no sign the reflection led the run to its answer."""

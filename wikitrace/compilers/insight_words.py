@@ -268,6 +268,10 @@ def why_wrong(r: Reading, w: Call) -> str:
     given = " ".join(str(w.turn.arguments).split())
     if given and not yes_or_no(given) and _occurs(given.lower(), (r.run.task.instruction or "").lower()):
         return "restated"  # the question gave these words to point at the thing asked, which they are not
+    from .qa_reasons import reflected_answer  # it reads answers with this module's helpers
+
+    if reflected_answer(r, w) is not None:
+        return "reflected"  # a retry gave again a name its reflection on the failed attempt held
     return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
 
 
@@ -306,6 +310,11 @@ WHY_WRONG = {
                 "When a look-up has already returned the answer, read it for exactly what the request asks (the "
                 "fact asked for, not a related name or date next to it), and give it with {t} in the words that "
                 "look-up used for it, not a paraphrase"),
+    "reflected": ("Before giving {t} a name a reflection holds, check it against a look-up",
+                  "A name a reflection on an earlier attempt holds is often the guess that attempt failed on: a "
+                  "retry that gives {t} the same name with no new look-up behind it repeats the failed attempt. "
+                  "Look up what the reflection says was assumed, and answer with another name when the look-up "
+                  "does not bear it out"),
     # the runs here gave a value some look-up returned, just not the one asked for: "returned the answer"
     # would read as what they did
     "not-found": ("Answer with {t} only once a look-up's text answers every part of the question",
