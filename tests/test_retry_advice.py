@@ -70,3 +70,34 @@ def test_retries_that_sent_the_expected_call_say_the_failure_lay_in_a_change_nev
     differing = {"kind": "arguments", "about": ["update_reservation_flights.flights@user"]}
     untested_fix(entry, [member(73, [missed]), member(123, [missed, differing])])
     assert "was the one the task expected" not in entry["guideline"]
+
+
+def test_where_no_successful_run_that_met_the_error_got_the_call_through_telling_the_user_leads():
+    """The seat error's successful runs told the user and changed nothing; the failed ones swapped
+    in other flights and failed: "replace the value" would point the reader the failed runs' way.
+    One successful run that got the call through after all keeps the replace advice."""
+    def won(k: int, patterns: list[str]) -> dict:
+        return {"step": f"step-{k:04d}", "task_id": "9", "outcome": "success", "patterns": patterns}
+
+    stopped = {"step-0115": won(115, ["error|update_reservation_flights|x", "idle|lookups"]),
+               "step-0165": won(165, ["error|update_reservation_flights|x"])}
+    entry = _entry()
+    entry["contrast"] = {"counted": {"success": {"sources": 0, "steps": ["step-0115", "step-0165"], "more": 0}}}
+    untested_fix(entry, [_member(72, "22", False), _member(122, "22", False)], stopped)
+    assert entry["guideline"].startswith(
+        "When update_reservation_flights answers \"Error: flight … not available on date …\", tell the user it cannot "
+        "be done rather than calling update_reservation_flights again with another flights value: the 2 successful "
+        "runs (all trials of 1 task) of this task type that met it got no update_reservation_flights call through "
+        "after it;"), entry["guideline"]
+    assert "replace the flights value" not in entry["guideline"]
+
+    through = dict(stopped, **{"step-0165": won(165, ["error|update_reservation_flights|x",
+                                                      "went-through|update_reservation_flights"])})
+    entry = _entry()
+    entry["contrast"] = {"counted": {"success": {"sources": 0, "steps": ["step-0115", "step-0165"], "more": 0}}}
+    untested_fix(entry, [_member(72, "22", False), _member(122, "22", False)], through)
+    assert "replace the flights value the message names" in entry["guideline"], entry["guideline"]
+    entry = _entry()  # successful runs the contrast does not name one by one: nothing is said of them
+    entry["contrast"] = {"counted": {"success": {"sources": 0, "steps": ["step-0115"], "more": 1}}}
+    untested_fix(entry, [_member(72, "22", False), _member(122, "22", False)], stopped)
+    assert "replace the flights value the message names" in entry["guideline"], entry["guideline"]

@@ -269,7 +269,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         name_missing(entry, groups[entry["id"]])
         say_allowed(entry, groups[entry["id"]])
         say_answered(entry, groups[entry["id"]], trials)
-        untested_fix(entry, groups[entry["id"]])
+        untested_fix(entry, groups[entry["id"]], by_step)
         mark_listed_leads(entry, groups[entry["id"]], trials)
         habits(entry, groups[entry["id"]])
         verdict_mix(entry, groups[entry["id"]])

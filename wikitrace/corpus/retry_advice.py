@@ -20,14 +20,17 @@ NOT_ENOUGH = "Getting the call through is not enough"  # opens the count of runs
 _NAMED = re.compile(r"; the message named the (.+?) values? sent$")
 
 
-def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
+def untested_fix(entry: dict, members: list[tuple[dict, dict]] = (), by_step: dict | None = None) -> None:
     """An error lesson whose advice is how its runs got past the error, when the failed runs did
     just that: every run got past it and failed, or most failed runs (two at least) got past it
     and still failed. A retry that went through is then no fix the outcomes back (a cabin changed
     to get past a payment error gets past it and fails the task). The page says to replace the
     value the message names (the argument whose value its text holds, when the runs' details say
     which), or, for a figure the amounts must add up to, to check the figure against the request
-    first; and it counts the retries. A single run is no count: its retry is not written."""
+    first; and it counts the retries. A single run is no count: its retry is not written. When no
+    successful run that met the error got a call of its tool through (``by_step``: every run entry,
+    for the successful runs the contrast counts beyond the page's own), telling the user comes first:
+    a value swapped in got the failed runs past it, and what the successful runs did was stop."""
     if not entry["key"].startswith("error|") or not members:
         return
     failed = [(e, l) for e, l in members if e["outcome"] == "failure"]
@@ -60,6 +63,11 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
                 f"before calling {tool} again")
     elif what and _past(members):
         said = _past_advice(what, seen, tool, _past(members), members)
+    elif what and (stopped := _stopped_successes(entry, members, by_step or {}, tool)):
+        said = (f"tell the user it cannot be done rather than calling {tool} again with another {what} value: "
+                f"the {run_counts.runs_of(stopped, 'successful runs', paren=True)} of this task type that met it "
+                f"got no {tool} call through after it; send another value only where a look-up shows one that "
+                "can work and the request allows it")
     elif what:
         said = (f"replace the {what} value the message names{seen} with one a look-up shows can work, or tell the "
                 f"user it cannot be done, before calling {tool} again")
@@ -75,6 +83,18 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
                              f"({ways})" if mixed else
                              f"the {run_counts.runs_of(got_past, paren=True)} here that got past it all failed ({ways})")
                           + f"{_failed_elsewhere(got_past, tool)}.")
+
+
+def _stopped_successes(entry: dict, members, by_step: dict[str, dict], tool: str) -> list[dict]:
+    """Every successful run of the task type that met the error, when none got a ``tool`` call
+    through at any turn; [] when one did, or when the contrast does not name them all."""
+    counted = ((entry.get("contrast") or {}).get("counted") or {}).get("success") or {}
+    if counted.get("more"):
+        return []
+    won = list({e["step"]: e for e in [*(e for e, _l in members if e["outcome"] == "success"),
+                                       *(by_step[s] for s in counted.get("steps") or () if s in by_step)]}.values())
+    through = f"went-through|{tool}"
+    return won if won and not any(through in (e.get("patterns") or ()) for e in won) else []
 
 
 def _failed_elsewhere(runs: list[dict], tool: str) -> str:
