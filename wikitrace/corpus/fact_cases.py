@@ -275,10 +275,10 @@ class _TrialLines:
         from .edit_lessons import trial_files
         from .trial_edits import edits_apart
 
-        made = self._lines(entry).get(entry["step"])
-        for won in trial_files(entry, self.trials) if made else ():
+        for won in trial_files(entry, self.trials) if self.trials is not None else ():
             found = edits_apart(won, entry)
-            if found is not None and found[0] in made[0]:  # an insight page is no run's own: the run is named by its step
+            made = self._lines(entry).get(entry["step"]) if found is not None else None
+            if made is not None and found[0] in made[0]:  # an insight page is no run's own: the run is named by its step
                 said = md_plain(found[0]).replace("this run", entry["step"])
                 return clip(f"The successful trial {won['step']} of its task {said}.", WIDTH)
         return ""
