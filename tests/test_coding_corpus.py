@@ -351,7 +351,7 @@ def test_an_edit_that_wrote_a_name_the_log_only_showed_spelt_otherwise_is_flagge
     # kept cut short at 100 characters: matched by its last whole words), and that both wrote such a name
     assert ("wrote the same line as this run but for `padding != Padding.OPTIONAL`, where this run wrote "
             "`!_paddingOptional`; each wrote a name its log had shown only with another spelling (`Padding.OPTIONAL`, and "
-            "this run `_paddingOptional`), so that is not what set them apart.") in lost
+            "this run `_paddingOptional`).") in lost
     # advice to check such names stands on neither page: the success wrote one too
     assert "check that the name an edit writes" not in lost + won
     # and the success's line names the same difference from its side, after what set it apart from the other trial

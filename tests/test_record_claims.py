@@ -87,6 +87,14 @@ def test_a_success_says_whether_it_took_the_users_word_and_the_opening_message_c
     assert any(f.endswith("gives `membership` \"basic\"; no message of the agent repeated the user's word, and the run "
                           "succeeded. Act on what the record holds, not on the user's word for it: whatever turns on "
                           "`membership` follows the record.") for f in _in_short(kept)), _in_short(kept)
+    # an agent that wrote the word to set it right did repeat it: nothing is said either way
+    corrected = _run(tmp_path, [
+        _user("ada_okafor_3118."), *_tool("get_user_details", {"user_id": "ada_okafor_3118"}, PROFILE),
+        _agent('Your membership is listed as "basic," not "Premier." No voucher is due.'),
+    ], reward=1.0, opening=opening)
+    assert any(f.endswith("gives `membership` \"basic\", and the run succeeded. Act on what the record holds, not on the "
+                          "user's word for it: whatever turns on `membership` follows the record.")
+               for f in _in_short(corrected)), _in_short(corrected)
 
 
 def test_a_word_the_policy_never_uses_as_a_value_or_the_records_own_value_says_nothing(tmp_path):

@@ -38,11 +38,13 @@ class Contradicted:
     said_at: int
     tool: str
     record_at: int
-    echoed_at: int | None  # an agent message after the look-up that repeated the user's word
+    echoed_at: int | None  # an agent message after the look-up that repeated the user's words
+    named: bool = True  # whether an agent message after the look-up wrote the user's value word at all
 
     def fact(self, succeeded: bool = False) -> KeyFact:
+        # an agent that wrote the word only to set it right ("regular, not Gold") did repeat it
         echo = (f"; the agent repeated the user's word at turn {self.echoed_at}" if self.echoed_at
-                else "; no message of the agent repeated the user's word" if succeeded else "")
+                else "; no message of the agent repeated the user's word" if succeeded and not self.named else "")
         echo += (", and the run succeeded all the same" if self.echoed_at else ", and the run succeeded") if succeeded else ""
         return KeyFact(f"The user said \"{self.said}\" (turn {self.said_at}), but {self.tool} (turn {self.record_at}) "
                        f"gives `{self.key}` \"{self.value}\"{echo}. Act on what the record holds, not on the user's "
@@ -153,10 +155,11 @@ def contradicted(r: Reading) -> Contradicted | None:
                 continue  # the record agrees, names another thing, or holds no value the prompt gives the noun
             if word not in grouped.get(noun, ()) and word not in valued.get(key, ()):
                 continue  # a value of another field, not of this one
-            echoed = next((t.turn for t in r.run.turns if t.turn > c.n and t.type == "message"
-                           and t.role == "assistant" and re.search(
-                               r"\b" + re.escape(words) + r"\b", t.content or "", re.I)), None)
-            return Contradicted(key, value, words, u.turn, c.name, c.n, echoed)
+            replies = [t for t in r.run.turns if t.turn > c.n and t.type == "message" and t.role == "assistant"]
+            echoed = next((t.turn for t in replies if re.search(r"\b" + re.escape(words) + r"\b", t.content or "",
+                                                                  re.I)), None)
+            named = any(re.search(r"\b" + re.escape(word) + r"\b", t.content or "", re.I) for t in replies)
+            return Contradicted(key, value, words, u.turn, c.name, c.n, echoed, named)
     return None
 
 

@@ -80,11 +80,12 @@ def _code(lines: list[str]) -> str:
 
 def _both_unseen(theirs: dict, mine: dict) -> str:
     """Where both edits wrote a name their logs showed only with another spelling: said of both, so that
-    neither page reads one such name as what set the two runs apart."""
+    neither page reads writing an unseen name as one run's slip alone. Which of the two names is
+    defined as written the logs do not show, so nothing is concluded from it either way."""
     if not (theirs.get("unseen") and mine.get("unseen")):
         return ""
     return (f"; each wrote a name its log had shown only with another spelling (`{_t(theirs['unseen'][0])}`, and this "
-            f"run `{_t(mine['unseen'][0])}`), so that is not what set them apart")
+            f"run `{_t(mine['unseen'][0])}`)")
 
 
 # a quoted literal is one token: two lines that differ inside one differ in that literal
