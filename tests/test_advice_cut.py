@@ -136,6 +136,30 @@ def test_the_mistake_names_the_argument_most_failed_runs_sent_otherwise_with_its
     assert said.endswith("it differed from the task's expected call in 2 of the 3 failed runs here."), said
 
 
+def test_an_unasked_change_names_the_change_its_task_expected_instead_when_every_run_left_one_unmade():
+    """A booking made where the trip was to be changed: the page names the change the task wanted,
+    so the reader sees what the unasked call stood in for; a run that left nothing unmade says nothing."""
+    def run(step: str, missed: list[str]) -> dict:
+        facts = [{"kind": "unexpected-change", "about": ["book"]}]
+        return {"step": step, "task_id": step, "outcome": "failure",
+                "facts": facts + ([{"kind": "missed-change", "about": missed}] if missed else [])}
+
+    runs = [run("step-0001", ["update_flights", "update_passengers"])]
+    entry = {"key": "went-through|book", "checked": {"kind": "unexpected-change", "steps": ["step-0001"]},
+             "sources": [{"step": "step-0001", "outcome": "failure"}]}
+    said, _runs = mistake(entry, {r["step"]: r for r in runs})
+    assert said == ("Check that the request calls for a change with book and the rules allow it as sent: a call of "
+                    "book that the task did not expect went through in the one failed run here, where the task "
+                    "expected update_flights and update_passengers instead, which never went through."), said
+    runs = [run("step-0001", ["update_flights"]), run("step-0002", ["update_flights"])]
+    entry = {**entry, "checked": {"kind": "unexpected-change", "steps": ["step-0001", "step-0002"]},
+             "sources": [{"step": r["step"], "outcome": "failure"} for r in runs]}
+    assert mistake(entry, {r["step"]: r for r in runs})[0].endswith(
+        "where the task expected update_flights in 2 instead, which never went through.")
+    runs[1] = run("step-0002", [])  # one run left nothing unmade: what the call stood in for is not shown
+    assert mistake(entry, {r["step"]: r for r in runs})[0].endswith("went through in 2 of the 2 failed runs here.")
+
+
 def _balance_run(k: int, success: bool) -> dict:
     """A chat run asked for gift card balances: the failed trials claim they cannot see them and make
     no call; the successful ones look the user up."""

@@ -268,10 +268,6 @@ def why_wrong(r: Reading, w: Call) -> str:
     given = " ".join(str(w.turn.arguments).split())
     if given and not yes_or_no(given) and _occurs(given.lower(), (r.run.task.instruction or "").lower()):
         return "restated"  # the question gave these words to point at the thing asked, which they are not
-    from .qa_reasons import reflected_answer  # it reads answers with this module's helpers
-
-    if reflected_answer(r, w) is not None:
-        return "reflected"  # a retry gave again a name its reflection on the failed attempt held
     return "misread" if answer_seen_in(r, gold, w) is not None else "not-found"
 
 

@@ -38,6 +38,7 @@ from .argument_places import unseen_paths
 from .expected_calls import differences, made_as_expected
 from .missed_insight import left_undone
 from .picked_values import picked
+from .qa_reasons import reflected_answer
 from .changes import edit_of
 from .coding_insights import edit_detail
 from .test_edits import test_only_edits, test_only_insight
@@ -64,6 +65,8 @@ STOPPED_LOOKING = "stopped by the harness"
 
 def _answer_insight(r: Reading, w: Call) -> CandidateInsight:
     why = why_wrong(r, w)
+    if why in ("misread", "not-found") and reflected_answer(r, w) is not None:
+        why = "reflected"  # a retry gave again a name its reflection on the failed attempt held
     gold = expected_answer(r)
     score = r.run.outcome.score
     given = str(w.turn.arguments)  # both shown whole when short: the difference is the lesson
@@ -182,8 +185,10 @@ def _loop_insight(r: Reading, c: Call, n: int) -> CandidateInsight:
 
 def _idle_insight(r: Reading) -> CandidateInsight:
     if not r.calls:
-        return make_insight("idle|none", "Check with the environment before answering",
-                       "Before answering, check the facts the request depends on with the tools.",
+        return make_insight("idle|none", "Look the request's records up before answering or refusing",
+                       "Before answering, or telling the user something cannot be seen or done, call the look-ups "
+                       "that show the records the request is about: an answer given with no tool call rests on "
+                       "nothing the environment showed.",
                        f"In {kind_of_tasks(r)} whose answer depends on the environment.", "answered without a tool call", False)
     looked = f"{len(r.calls)} look-up call{'s' if len(r.calls) != 1 else ''} " \
              f"({join(list(dict.fromkeys(verb(c) for c in r.calls)), 3)}), nothing settled"

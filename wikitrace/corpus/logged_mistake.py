@@ -92,10 +92,24 @@ def mistake(entry: dict, by_step: dict[str, dict], ways=None) -> tuple[str, dict
             "argument": [change, arg]}
     if kind == "unexpected-change":
         return (f"Check that the request calls for a change with {top} and the rules allow it as sent: a call of "
-                f"{top} that the task did not expect went through in {share}."), {
+                f"{top} that the task did not expect went through in {share}{_expected_instead(with_top)}."), {
             "steps": steps, "said": f"a call of {top} the task did not expect went through"}
     return (f"Before ending, make every {top} call the request calls for: an expected {top} call never went "
             f"through in {share}."), {"steps": steps, "said": f"an expected {top} call never went through"}
+
+
+def _expected_instead(runs: list[dict]) -> str:
+    """", where the task expected update_reservation_flights instead, which never went through" when
+    every one of ``runs`` left a change its task expected unmade: the unasked change most likely
+    stood in for it (a new booking made where the trip was to be changed)."""
+    missed = [{a for f in r.get("facts") or () if f.get("kind") == "missed-change" for a in f.get("about") or ()}
+              for r in runs]
+    if not runs or not all(missed):
+        return ""
+    named = Counter(a for tools in missed for a in tools)
+    listed = [f"{a} in {n}" if len(runs) > 1 else a for a, n in sorted(named.items(), key=lambda kv: (-kv[1], kv[0]))]
+    return (f", where the task expected {' and '.join(listed) if len(listed) <= 2 else ', '.join(listed[:NAMED])}"
+            f"{' or another' if len(listed) > NAMED else ''} instead, which never went through")
 
 
 def argument_title(entry: dict, by_step: dict[str, dict], ways=None) -> None:
