@@ -409,7 +409,7 @@ def test_runs_naming_an_option_of_a_which_question_share_one_ending_whatever_the
     assert "the check to make first: \"Compare the named options on what is asked before Finish\"" in page["advice"]
 
 
-def test_an_answer_is_an_asked_option_only_where_a_which_question_joins_it_to_another():
+def test_an_answer_is_an_asked_option_only_where_a_question_offers_it_beside_another():
     from wikitrace.compilers.arguments import asked_option
 
     question = "Which of Jon Reddy and Pete Vance has been a member of more bands?"
@@ -420,6 +420,10 @@ def test_an_answer_is_an_asked_option_only_where_a_which_question_joins_it_to_an
     assert not asked_option("What battle was fought on October 28, 1776 near White Plains, New York?", "White Plains")
     assert not asked_option("Which band has more members?", "band")
     assert not asked_option("Is Oasis or Ash the older band.", "Ash")  # no question mark: no question
+    # "or" offers the choice in any question, with no which or who: "Is A or B written more for ...?"
+    either = "Is Velvetpark or Shape magazine written more for a queer readership?"
+    assert asked_option(either, "Velvetpark") and asked_option(either, "Shape magazine")
+    assert not asked_option("Were Jon Reddy and Pete Vance in the same band?", "Pete Vance")  # "and" asks no choice
     assert not asked_option(question, "Reddy and")  # not a whole item
 
 

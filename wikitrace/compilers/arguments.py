@@ -285,12 +285,20 @@ def _options_asked_among(text: str, start: int, end: int) -> bool:
 
 
 _JOINED = lazy_re.compile(r"[\"'”’]?\s*(?:,\s*)?(?:\band\b|\bor\b)", re.I)
+_OR_AFTER = lazy_re.compile(r"[\"'”’]?\s*(?:,\s*)?\bor\b", re.I)
+
+
+def _asked(text: str, end: int) -> bool:
+    """Whether the sentence ``text`` holds at ``end`` is a question (ends with "?")."""
+    tail = _SENTENCE_END.search(text, end)
+    return tail is not None and tail.group() == "?"
 
 
 def asked_option(question: str, answer: str) -> bool:
     """Whether ``answer`` is one of the things a question asks which of ("Which of Jonny Craig
-    and Pete Doherty ...?", "Who was born first, ABBA or KISS?"): the question holds it, joined
-    to another item by "and", "or" or a comma, in a sentence asking which or who."""
+    and Pete Doherty ...?", "Who was born first, ABBA or KISS?", "Is Velvetpark or Shape written
+    more for ...?"): the question holds it, joined to another item by "and", "or" or a comma, in a
+    sentence asking which or who; or joined by "or" in any question, which offers the choice itself."""
     flat, want = " ".join(question.split()), " ".join(answer.split()).strip(" .").casefold()
     if not want:
         return False
@@ -302,7 +310,8 @@ def asked_option(question: str, answer: str) -> bool:
         before, after = flat[max(0, start - 7):start], flat[end:end + 7]
         joined = (_JOINED.match(after) is not None
                   or re.search(r"(?:\band|\bor|,)\s*[\"'“‘]?\Z", before, re.I) is not None)
-        if whole and joined and _options_asked_among(flat, start, end):
+        either = (_OR_AFTER.match(after) is not None or re.search(r"\bor\s*[\"'“‘]?\Z", before, re.I) is not None)
+        if whole and joined and (_options_asked_among(flat, start, end) or either and _asked(flat, end)):
             return True
         start = low.find(want, start + 1)
     return False
