@@ -1634,6 +1634,28 @@ def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
         "The harness ended the run after 2 calls, before any state-changing call went through."]
 
 
+def test_a_stopped_run_lists_the_look_up_that_held_the_expected_answer_and_says_how_many_it_left_out():
+    """Six look-ups went through and the fifth held the expected answer: the list keeps the first
+    four and that one, and its sentence says it shows 5 of the 6, not that it shows them all."""
+    from wikitrace.runs.native import run_from_dict
+
+    pages = ["Kiln Pizza", "Tulsa", "Harbor Subs", "Portland", "Maine", "Oklahoma"]
+    turns = [_say("user", "Which chain is based further north, Kiln Pizza or Harbor Subs?")]
+    turns += [_call("Search", p, f"{p} is a page." + (" Harbor Subs is further north." if p == "Maine" else ""))
+              for p in pages]
+    turns += [{"type": "episode_over", "role": "harness", "content": "halted at the step limit"}]
+    run = run_from_dict({"run_id": "halt-3", "task": {"id": "halt-3", "instruction": turns[0]["content"],
+                                                       "metadata": {"gold_answer": "Harbor Subs"}},
+                         "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
+                         "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
+    first = next(e for e in _checked(run) if e.decision.startswith("The harness"))
+    shown = [n.split(" at turn ")[0] for n in first.notes]
+    # Harbor Subs's own page names the answer too: it is among the first four, so the list is 1-5, not 6
+    assert shown == ["Search(Kiln Pizza)", "Search(Tulsa)", "Search(Harbor Subs)", "Search(Portland)", "Search(Maine)"]
+    assert ("What 5 of the 6 look-ups that went through returned (the first 4, and each that held the expected "
+            "answer), each from its start, is listed below.") in first.support, first.support
+
+
 def test_a_hand_off_shows_the_look_up_it_followed():
     """A transfer takes no value from the booking it read, yet that booking is why the agent
     handed off: the last look-up before the change that settled the run is on the page."""

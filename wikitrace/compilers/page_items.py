@@ -16,7 +16,7 @@ from .changes import diff_files
 from .error_insights import missing_programs
 from .insight_words import expected_answer, join
 from .page_notes import reason_note
-from .reading import Call, Reading, command_of, full_arguments, harness_reason, runs_a_command
+from .reading import Call, Reading, _occurs, command_of, full_arguments, harness_reason, runs_a_command
 from .schema import Evidence
 from .text import clip, quote_of, signature
 
@@ -142,13 +142,20 @@ def halted_evidence(r: Reading, writes: list[Call]) -> Evidence | None:
     if reason is None or writes or not r.calls:
         return None
     last = r.calls[-1]
-    found = looked_up(r, last.n + 1)[:FOUND_SHOWN]  # the first pages: what it had learnt before it got stuck
+    every = looked_up(r, last.n + 1)
+    gold = (expected_answer(r) or "").lower()
+    # the first pages, what it had learnt before it got stuck, and any that held the expected answer
+    found = [c for k, c in enumerate(every) if k < FOUND_SHOWN or gold and _occurs(gold, c.turn.result.lower())]
     notes = found_notes(found)
+    listed = ("What the look-ups that went through returned, each from its start, is listed below."
+              if len(found) == len(every) else
+              f"What {len(found)} of the {len(every)} look-ups that went through returned (the first "
+              f"{FOUND_SHOWN}{', and each that held the expected answer' if len(found) > FOUND_SHOWN else ''}), "
+              "each from its start, is listed below.")
     return Evidence(
         decision=f"The harness ended the run after {len(r.calls)} call{'s' if len(r.calls) != 1 else ''}, "
                  + ("before any answer was given." if expected_answer(r) is not None
                     else "before any state-changing call went through."),
         support=f"The harness stopped the run: {reason}. "
-                + ("What the look-ups that went through returned, each from its start, is listed below."
-                   if found else "No look-up had gone through."),
+                + (listed if found else "No look-up had gone through."),
         turns=[c.n for c in found if c is not last] + [last.n], notes=notes + reason_note(r, last))
