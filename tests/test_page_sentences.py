@@ -1656,6 +1656,25 @@ def test_a_stopped_run_lists_the_look_up_that_held_the_expected_answer_and_says_
             "answer), each from its start, is listed below.") in first.support, first.support
 
 
+def test_a_right_answer_several_look_ups_held_names_each_of_them_and_quotes_none():
+    """'2004' stood on the first page by chance (another thing's year) and on the page the answer came
+    from: naming only the first would point the reader at the wrong page."""
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs.native import run_from_dict
+
+    turns = [_say("user", "The singer Jaclyn Stapp is married to the frontman of a band that disbanded in what year?"),
+             _call("Search", "Jaclyn Stapp", "Jaclyn Stapp was Miss New York USA 2004. She married Scott Stapp of Creed."),
+             _call("Search", "Creed (band)", "Creed is a rock band. Active from 1994 to 2004, and again from 2009."),
+             _call("Finish", "2004", ""), {"type": "answer", "role": "assistant", "content": "2004"}]
+    run = run_from_dict({"run_id": "seen-2", "task": {"id": "seen-2", "instruction": turns[0]["content"],
+                                                       "metadata": {"gold_answer": "2004"}},
+                         "outcome": {"success": True}, "turns": [dict(t, turn=i) for i, t in enumerate(turns)]},
+                        "test.jsonl:1")
+    fact = next(f for f in compile_offline(run).in_short if f.text.startswith('The answer "2004"'))
+    assert fact.text == 'The answer "2004" (turn 3) was judged right; "2004" appears in what the look-ups at turns 1 and 2 returned.'
+    assert fact.turns == [1, 2, 3]
+
+
 def test_a_hand_off_shows_the_look_up_it_followed():
     """A transfer takes no value from the booking it read, yet that booking is why the agent
     handed off: the last look-up before the change that settled the run is on the page."""

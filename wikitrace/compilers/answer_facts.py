@@ -9,7 +9,7 @@ import re
 
 from .arguments import is_chosen, yes_or_no
 from .error_listings import listed_in_errors
-from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict
+from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .named_source import named_source
 from .near_words import near_look_up, near_phrase
 from .page_notes import _window, answer_source, searched_listed
@@ -20,6 +20,7 @@ from .task_words import answer_origin
 from .text import clip, clip_words
 
 SEEN_WIDTH = 60  # characters either side of an expected answer a look-up held, quoted in the fact
+SEEN_TURNS = 4  # look-ups named as holding a right answer
 
 
 def answer_call(r: Reading) -> Call | None:
@@ -53,14 +54,18 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     if right:  # a verdict label is chosen, not read: a page's "supports" is no source of "SUPPORTS"
         seen = None if is_verdict(r, gold) else named_source(r, gold, c) or answer_seen_in(r, gold, c)
         unread, at = ("", None) if seen or is_chosen(r, given) else _unread_answer(r, c)
-        # the words around it, where that look-up alone held it: a year many pages hold is not quoted
-        # from the first page that happens to
-        around = _window(seen.turn.result, gold, SEEN_WIDTH) \
-            if seen and answer_seen_in(r, gold, c, after=seen.n) is None else None
+        # every later look-up that held it too: a year many pages hold is no quote of the first page
+        # that happens to, and the page the answer came from may be a later one
+        held = [seen] if seen else []
+        while held and (more := answer_seen_in(r, gold, c, after=held[-1].n)) is not None and len(held) < SEEN_TURNS:
+            held.append(more)
+        around = _window(seen.turn.result, gold, SEEN_WIDTH) if len(held) == 1 else None
+        where = (f"the look-up at turn {seen.n}" if len(held) == 1 else
+                 f"the look-ups at turns {join([str(x.n) for x in held], SEEN_TURNS)}" if held else "")
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"
-                       + (f"; \"{clip(gold, 80)}\" appears in what the look-up at turn {seen.n} returned"
+                       + (f"; \"{clip(gold, 80)}\" appears in what {where} returned"
                           + (f" (\"{around}\")." if around else ".") if seen else f"{unread}.{_chosen_on(c)}"),
-                       [c.n] + ([seen.n] if seen else []) + ([at] if at is not None else []), "answer-seen" if seen else "")
+                       [c.n] + [x.n for x in held] + ([at] if at is not None else []), "answer-seen" if seen else "")
     if is_verdict(r, gold):
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged wrong; the task expected the verdict "
                        f"\"{clip(gold, 80)}\".{_chosen_on(c)}", [c.n])
