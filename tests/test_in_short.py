@@ -1556,6 +1556,13 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
                       r'(?: The answer|$)', text)
         if e:
             _only_in_errors(run, e.group(1), e.group(2), at)
+        e = re.search(r'the task expected "(.+?)", which no look-up had returned; the page "(.+?)" was listed by '
+                      r'(the errors? .+?)\.(?: The answer|$)', text)
+        if e:  # error_listings.listed_as_title: the expected answer, its article dropped or a sense added
+            from wikitrace.compilers.error_listings import _title_key
+
+            assert _title_key(e.group(1)) == _title_key(e.group(2)) and e.group(1) != e.group(2), text
+            _only_in_errors(run, e.group(2), e.group(3), at)
         _held_in_another_form(run, text)
         e = re.search(r"The run's answer appears in no look-up that went through, only in (the errors? .+)\.$", text)
         if e:

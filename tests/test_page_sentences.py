@@ -1675,6 +1675,32 @@ def test_a_right_answer_several_look_ups_held_names_each_of_them_and_quotes_none
     assert fact.turns == [1, 2, 3]
 
 
+def test_an_expected_answer_an_error_listed_as_a_page_title_is_said_so():
+    """"the Twist" stood in no page, but a failed search listed the page "Twist (dance)": the fact
+    names that listing and that no call took it up; a title of another thing is not matched."""
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs.native import run_from_dict
+
+    def run(listed: str) -> Run:
+        turns = [_say("user", "Which dance craze did the song Funky Chicken start after?"),
+                 _call("Search", "Funky Chicken", f"Could not find [Funky Chicken]. Similar: ['Chicken Dance', {listed}].",
+                       is_error=True),
+                 _call("Search", "Chicken Dance", "The Chicken Dance is an oom-pah song, a polka."),
+                 _call("Finish", "polka", ""), {"type": "answer", "role": "assistant", "content": "polka"}]
+        return run_from_dict({"run_id": "title-1", "task": {"id": "title-1", "instruction": turns[0]["content"],
+                                                             "metadata": {"gold_answer": "the Twist"}},
+                              "outcome": {"success": False}, "turns": [dict(t, turn=i) for i, t in enumerate(turns)]},
+                             "test.jsonl:1")
+
+    fact = next(f for f in compile_offline(run("'Twist (dance)'")).in_short if f.text.startswith('The answer "polka"'))
+    assert fact.text.startswith('The answer "polka" (turn 3) was judged wrong; the task expected "the Twist", which no '
+                                'look-up had returned; the page "Twist (dance)" was listed by the error Search answered '
+                                'at turn 1; no call before turn 3 sent it.'), fact.text
+    assert 1 in fact.turns
+    other = next(f for f in compile_offline(run("'Oliver Twist'")).in_short if f.text.startswith('The answer "polka"'))
+    assert "was listed by" not in other.text, other.text
+
+
 def test_a_hand_off_shows_the_look_up_it_followed():
     """A transfer takes no value from the booking it read, yet that booking is why the agent
     handed off: the last look-up before the change that settled the run is on the page."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from .arguments import is_chosen, yes_or_no
-from .error_listings import listed_in_errors
+from .error_listings import listed_as_title, listed_in_errors
 from .insight_words import answer_seen_in, expected_answer, gives_answer, is_verdict, join
 from .named_source import named_source
 from .near_words import near_look_up, near_phrase
@@ -71,7 +71,8 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
                        f"\"{clip(gold, 80)}\".{_chosen_on(c)}", [c.n])
     seen = named_source(r, gold, c) or answer_seen_in(r, gold, c)
     listed = None if seen else listed_in_errors(r, gold, c.n)
-    near = None if seen or listed else near_look_up(r, gold, c.n)
+    titled = None if seen or listed else listed_as_title(r, gold, c.n)
+    near = None if seen or listed or titled else near_look_up(r, gold, c.n)
     # the words around it, so a reader sees whether the page ties it to the question or only lists it
     around = _window(seen.turn.result, gold, SEEN_WIDTH) if seen else None
     # a yes or a no is worked out, never read off a page: where no look-up held it there is nothing to say
@@ -81,8 +82,11 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
             + (f"which appears in what the look-up at turn {seen.n} returned"
                + (f" (\"{around}\")." if around else ".") if seen else
                f"which no look-up that went through had returned, only {listed.where('answered')}." if listed else
+               f"which no look-up had returned; the page \"{titled[1]}\" was listed by {titled[0].where('answered')}."
+               if titled else
                f"which no look-up had returned as written{near_phrase(near)}." if near else "which no look-up had returned."))
-    turns = [c.n] + ([seen.n] if seen else []) + (listed.turns if listed else []) + ([near[0].n] if near else [])
+    turns = [c.n] + ([seen.n] if seen else []) + (listed.turns if listed else []) + ([near[0].n] if near else []) \
+        + (titled[0].turns if titled else [])
     told = _beside_expected(" ".join(str(c.turn.arguments).split()), gold)
     if told is None:
         found = answer_source(r, c)

@@ -4,6 +4,7 @@ did: a reader told "only in the error at turn 4" would not know whether the agen
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from .insight_words import join
@@ -61,3 +62,38 @@ def listed_in_errors(r: Reading, name: str, before: int | None) -> ErrorListing 
     tried = next((c for c in r.calls if errors[0].n < c.n and (before is None or c.n < before)
                   and _occurs(needle, str(c.turn.arguments).lower())), None)
     return ErrorListing(errors, tried, before)
+
+
+_LISTED = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"")  # an item of an error's list of near names, as quoted there
+_ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
+_SENSE = re.compile(r"\s*\([^()]*\)$")  # a title's disambiguator: "Twist (dance)"
+
+
+def _title_key(text: str) -> str:
+    return " ".join(_SENSE.sub("", _ARTICLE.sub("", " ".join(text.split()))).casefold().split())
+
+
+def listed_as_title(r: Reading, name: str, before: int | None) -> tuple[ErrorListing, str] | None:
+    """Where errors before ``before`` listed ``name`` only as a page title in another form (its
+    leading article dropped, a disambiguator in parentheses added: "Twist (dance)" for "the
+    Twist"): those errors with the title as the first listed it, or None. Such a list offered the
+    page the answer was on, which "no look-up returned it" alone would hide."""
+    want = _title_key(name)
+    if not want:
+        return None
+    errors, title = [], ""
+    for c in r.calls:
+        if before is not None and c.n >= before:
+            break
+        if not (c.error and c.turn.result):
+            continue
+        found = next((item for m in _LISTED.finditer(c.turn.result) if _title_key(item := m.group(1) or m.group(2))
+                      == want and item.casefold() not in " ".join(str(c.turn.arguments).split()).casefold()), None)
+        if found is not None:
+            errors.append(c)
+            title = title or found
+    if not errors:
+        return None
+    tried = next((c for c in r.calls if errors[0].n < c.n and (before is None or c.n < before)
+                  and title.casefold() in " ".join(str(c.turn.arguments).split()).casefold()), None)
+    return ErrorListing(errors, tried, before), title
