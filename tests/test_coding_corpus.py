@@ -606,3 +606,19 @@ def test_a_missing_path_got_past_names_the_search_that_found_it(coding_out):
     (search,) = [t for t in turns if t["turn"] == 2]
     (opened,) = [t for t in turns if t["turn"] == 3]
     assert search["name"] == "find_file" and opened["arguments"].split()[1] in search["result"]
+
+
+def test_a_way_that_ends_on_the_tests_passing_leads_with_the_rerun_its_failed_trial_lacked(coding_out):
+    """The Claude Code session that fixed median reran the failing test and saw it pass; the other
+    session given the same request ran it after its edit and ended with it still failing. That
+    rerun is what set them apart, so the way's page leads with it and names the failed trial."""
+    out, data, step = coding_out
+    won, lost = step["4e0b9d2a-1c3f-4a55-9e21-7b8c6d5e4f30"], step["9a1c7e3b-2d4f-4b66-8f10-1e2d3c4b5a69"]
+    entry = next(i for i in data["insights"] if i["key"].startswith("procedure|") and i["key"].endswith("+tested")
+                 and won in [s["step"] for s in i["sources"]])
+    assert entry["advice"].startswith(
+        "After your last edit, run the test command that failed before it again and settle only once it passes: the "
+        f"failed trial of its task ({lost}) ran it after its last edit and ended with it still failing."), entry["advice"]
+    # a way whose task has no failed trial that ended so is not led by it
+    assert not any(i["advice"].startswith("After your last edit, run the test command") for i in data["insights"]
+                   if not i["key"].endswith("+tested"))

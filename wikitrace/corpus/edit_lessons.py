@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections import Counter
 
 from ..compilers.call_kinds import FILE_EDIT
+from ..compilers.ending_words import TESTED
 from ..compilers.failing_end import FAILING_END
+from . import layout
 from .trial_edits import changed_files
 
 _FILE_CHECK = ("check that the file it changes is the one the task is about (named by the task text, or found "
@@ -82,3 +84,33 @@ def check_without(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
                           "where the shell lacks the programs that run the tests, check the change "
                           "by reading the lines around each edit, searching that every name it writes is defined as "
                           "written, and working the task's example through the changed lines by hand.")
+
+
+def rerun_lead(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) -> None:
+    """A way of settling the task that ends with the failing test command passing (``+tested``),
+    taught by successful runs whose task has failed trials that ran the tests after their last edit
+    and ended with them still failing: that rerun, not the steps the failed trials shared, is what
+    set them apart, so What to do leads with it and names those trials."""
+    from .advice_cut import KEPT, sentences
+
+    if not (entry["key"].startswith("procedure|") and entry["key"].endswith(TESTED)) or trials is None:
+        return
+    failed = {}
+    for e, _lesson in members:
+        task = trials.group(e) if e["outcome"] == "success" else None
+        for f in trials.by_task.get(task, {}).get("failure", []) if task is not None else ():
+            if FAILING_END in (f.get("patterns") or ()):
+                failed[f["step"]] = f
+    if not failed:
+        return
+    steps = sorted(failed, key=layout.id_number)
+    tasks = {trials.group(f) for f in failed.values()}
+    their = "their tasks" if len(tasks) > 1 else "its task" if sum(e["outcome"] == "success" for e, _l in members) == 1 \
+        else "their task"
+    lead = (f"After your last edit, run the test command that failed before it again and settle only once it passes: "
+            f"the failed {'trial' if len(steps) == 1 else 'trials'} of {their} ({', '.join(steps)}) ran it after "
+            f"{'its' if len(steps) == 1 else 'their'} last edit and ended with it still failing.")
+    kept = [lead, *sentences(entry.get("advice") or "")]
+    entry["advice"] = " ".join(kept[:KEPT])
+    if kept[KEPT:]:
+        entry["more_advice"] = [*kept[KEPT:], *(entry.get("more_advice") or [])]

@@ -50,7 +50,7 @@ from .rewrites import (advise_choices, ask_first, checklist, habits, name_missin
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
 from ..compilers import error_titles
-from .edit_lessons import check_without, right_file
+from .edit_lessons import check_without, rerun_lead, right_file
 from .listed_leads import mark as mark_listed_leads
 from .logged_mistake import argument_title, instead as instead_sentence, mistake, verdict_misused
 from .recipe_sources import restate as restate_sources
@@ -338,6 +338,8 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             entry["same_task"]["advised"] = True
         quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind_of_entry[entry["id"]]])
     annotate_facts(out, groups, trials)  # after the lead: the cases show its kind first
+    for entry in out:
+        rerun_lead(entry, groups[entry["id"]], trials)
     return out
 
 
