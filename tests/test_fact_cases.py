@@ -259,3 +259,21 @@ def test_an_error_lesson_s_case_is_about_the_turn_the_error_was_first_met():
     again = KeyFact("Search failed at turns 1 and 2, and no later Search call went through.", [1, 2], "")
     assert lesson_fact(_Comp("failure", [again]), _lesson("error|Search|Could not find …",
                                                           "turn 2 (first met at turn 1): sent it again")) == again.text
+
+
+def test_a_stopped_run_that_held_the_expected_answer_is_shown_before_those_that_never_found_it():
+    """The harness stopped four runs while they looked; two had the expected answer in a look-up's
+    text already. Those two are the cases that show what to do (answer with what is in hand)."""
+    from wikitrace.compilers.in_short import HARNESS_STOPPED, HELD_UNGIVEN
+    from wikitrace.corpus.fact_cases import annotate
+
+    def member(k: int, held: bool) -> tuple[dict, dict]:
+        said = (f'No answer had been given; the expected "Lexington" {HELD_UNGIVEN} 5.' if held else
+                'No answer had been given, and no look-up had returned the expected "Lexington".')
+        return ({"step": f"step-{k:04d}", "task_id": f"t{k}", "outcome": "failure"},
+                {"fact": f"{HARNESS_STOPPED}: halted. {said}"})
+
+    members = [member(1, False), member(2, True), member(3, False), member(4, True)]
+    entry = {"id": "insight-0000", "key": "idle|lookups", "counts": {"failure": 4, "success": 0}}
+    annotate([entry], {"insight-0000": members})
+    assert [c["step"] for c in entry["cases"]] == ["step-0002", "step-0004", "step-0001"]

@@ -176,6 +176,7 @@ def _repeats(r: Reading) -> list[tuple[int, int]]:
 
 
 HARNESS_STOPPED = "The harness stopped the run"  # how the fact of a run the harness ended opens
+HELD_UNGIVEN = "had been returned by the look-up at turn"  # such a run had the expected answer and never gave it
 
 
 def _harness_fact(r: Reading) -> list[KeyFact]:
@@ -194,8 +195,7 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
         seen = answer_seen_in(r, gold)
         listed = None if seen else listed_in_errors(r, gold, None)
         near = None if seen or listed else near_look_up(r, gold, None)
-        text += (f" No answer had been given; the expected \"{clip(gold, 80)}\" had been returned by the look-up at "
-                 f"turn {seen.n}." if seen else
+        text += (f" No answer had been given; the expected \"{clip(gold, 80)}\" {HELD_UNGIVEN} {seen.n}." if seen else
                  f" No answer had been given; the expected \"{clip(gold, 80)}\" appeared in no look-up that went "
                  f"through, only in {listed.where('answered')}." if listed else
                  f" No answer had been given, and no look-up had returned the expected \"{clip(gold, 80)}\" as written"

@@ -20,7 +20,7 @@ from functools import lru_cache
 
 from types import SimpleNamespace
 
-from ..compilers.in_short import HARNESS_STOPPED, NOTHING_SETTLED
+from ..compilers.in_short import HARNESS_STOPPED, HELD_UNGIVEN, NOTHING_SETTLED
 from ..compilers.schema import KeyFact
 from ..compilers.text import clip, named_turns
 from ..compilers.rule_lessons import rule_opening
@@ -129,9 +129,9 @@ def _other_message(text: str, shape: str) -> bool:
 
 def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials=None) -> None:
     """Sets ``cases`` on the entries without answer cases whose runs kept a fact for them: the failed
-    runs' first, those What to do counts (``mistake_runs``: the argument it names differed) and then
-    those of the kind the lesson leads with (``checked``) before the others, so the cases show what
-    its advice is about; then the successful runs' (``outcome``: success), at
+    runs' first, those What to do counts (``mistake_runs``: the argument it names differed), then
+    those of the kind the lesson leads with (``checked``), then runs stopped while they held the
+    expected answer, before the others, so the cases show what its advice is about; then the successful runs' (``outcome``: success), at
     least one where any kept a fact; one run per task on each side, each side in step order.
     A successful run set against failed trials of its task (``trials``: corpus/trials.Trials) shows
     the line its page leads with, where that line is about the lesson: its own fact gave way to it."""
@@ -146,8 +146,9 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
         lead = (entry.get("checked") or {}).get("kind")
         named = set((entry.get("mistake_runs") or {}).get("steps") or ())  # the runs What to do's count is of
         members = groups[entry["id"]]
-        if lead or named:
-            members = sorted(members, key=lambda m: (m[0]["step"] not in named, m[1].get("fact_kind") != lead))
+        # then runs the harness stopped while they held the expected answer: what was in hand and never given
+        members = sorted(members, key=lambda m: (m[0]["step"] not in named, bool(lead) and m[1].get("fact_kind") != lead,
+                                                 HELD_UNGIVEN not in (m[1].get("fact") or "")))
         side: dict[str, list[dict]] = {"failure": [], "success": []}
         tasks: dict[str, set] = {"failure": set(), "success": set()}
         for e, lesson in members:
