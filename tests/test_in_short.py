@@ -648,7 +648,7 @@ def test_a_computed_cost_above_the_users_limit_is_stated_with_both_numbers(tmp_p
     put, reply = _turn_of(run, "would cost $200"), _turn_of(run, "more than I can pay")
     # what the user made of the figure is quoted in their words, with the turn the agent put it to them
     assert _facts(run)[0] == (f"The calculate call at turn {calc} gave 200, above the $150 limit the user gave at turn "
-                              f"{said}; no change went through after it: the agent put $200 to the user at turn {put}, "
+                              f"{said} (\"I can pay up to $150 for the change.\"); no change went through after it: the agent put $200 to the user at turn {put}, "
                               f"and the user replied at turn {reply}: \"That's more than I can pay, so no, leave it as "
                               "it is.\"")
     kf = next(f for f in compile_offline(run).in_short if f.text.startswith("The calculate call"))
@@ -679,8 +679,9 @@ def test_a_limit_in_the_task_instruction_counts_and_a_payment_above_it_is_named(
                instruction="You are lena_vogt_3017. Your budget is $200 for any change; refuse anything above it.")
     facts = _facts(run)
     booked = _turn_of(run, "credit_card_6604418")
+    # what the limit bounds is the user's own sentence: quoted, so the reader weighs the two figures
     assert facts[0] == (f"book_reservation at turn {booked} paid $235 in all, above the $200 limit the task's "
-                        "instruction gives the user.")
+                        "instruction gives the user (\"Your budget is $200 for any change; refuse anything above it.\").")
 
 
 def test_a_count_the_user_gives_against_the_record_shown_before(tmp_path):
@@ -1719,17 +1720,20 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         return
     m = re.fullmatch(r"(?:The (\S+) call at turn (\d+) gave ([\d,.]+)|(\S+) at turn (\d+) (?:paid \$([\d,.]+) in all|"
                      r"charged \$([\d,.]+) \(the new `(\w+)` entr(?:y|ies) of its answer\))), above "
-                     r"the \$([\d,.]+) limit (?:the user gave at turn (\d+)|the task's instruction gives the user)(.*)\.",
-                     text.replace("\\`", "`"))
+                     r"the \$([\d,.]+) limit (?:the user gave at turn (\d+)|the task's instruction gives the user)"
+                     r"(?: \(\"(.+?)\"\))?(.*)\.", text.replace("\\`", "`"))
     if m:
         n = int(m.group(2) or m.group(5))
         amount, limit = (float(x.replace(",", "")) for x in (m.group(3) or m.group(6) or m.group(7), m.group(9)))
-        assert amount > limit and f"{m.group(9)}" in (by_n[int(m.group(10))].content if m.group(10) else run.task.instruction)
+        said = " ".join((by_n[int(m.group(10))].content if m.group(10) else run.task.instruction).split())
+        assert amount > limit and f"{m.group(9)}" in said
+        if m.group(11):  # the user's sentence with the limit, as they wrote it (cut at word ends around the figure)
+            assert m.group(11).strip("…") in said and f"${m.group(9)}" in m.group(11).replace(",", ""), text
         if m.group(3):
             assert float(by_n[n].result) == amount and not any(t.turn > n for t in made), text
         if m.group(7):  # entries of that list in the change's answer that the same record shown before lacked
             _charged_in_answer(run, by_n[n], m.group(8), amount)
-        tail = m.group(11)
+        tail = m.group(12)
         agreed = re.fullmatch(r" \(the user agreed at turn (\d+)\)| \(the user's yes at turn (\d+) answered the "
                               r"agent's message at turn (\d+), which named (.+)\)|", tail)
         assert agreed is not None, text

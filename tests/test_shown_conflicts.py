@@ -88,7 +88,8 @@ def test_a_limit_written_as_less_than_counts_against_the_charge_the_answer_shows
     moved = _call_turn(run, "update_reservation_flights")
     yes = _turn_of(run, "please go ahead")
     assert (f"update_reservation_flights at turn {moved} charged $480 (the new `payment_history` entry of its answer), "
-            f"above the $300 limit the task's instruction gives the user (the user agreed at turn {yes}).") in _facts(run)
+            f"above the $300 limit the task's instruction gives the user (\"Move your flight only if the extra cost is "
+            f"less than $300.\") (the user agreed at turn {yes}).") in _facts(run)
     _all_hold(run)
 
 

@@ -10,6 +10,7 @@ import re
 from functools import lru_cache
 
 from .agreed_terms import charged, other_terms, put_to_user
+from .answer_case import window
 from .insight_words import join
 from .arguments import _NOT_JSON, _parsed
 from .claim_checks import _COUNT_CUE, _COUNT_WORDS, comparisons, money_limits, stated_count, wrong_phrase
@@ -63,6 +64,8 @@ def wrong_comparisons(r: Reading) -> list[KeyFact]:
 
 
 _EXPRESSION = re.compile(r"[\d\s.+\-*/()]+")
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+_QUOTED = 200  # characters of the user's sentence with a limit, quoted whole when no longer
 
 
 def _user_texts(r: Reading) -> list[tuple[int | None, str]]:
@@ -101,14 +104,17 @@ def _money(v: float) -> str:
 def limit_facts(r: Reading) -> list[KeyFact]:
     """A money limit the user gave (one limit, stated once or again with the same value) and an
     amount of the run above it."""
-    limits: dict[float, int | None] = {}
+    limits: dict[float, tuple[int | None, str]] = {}
     for turn, text in _user_texts(r):
         for v in money_limits(text):
-            limits.setdefault(v, turn)
+            limits.setdefault(v, (turn, text))
     if len(limits) != 1:
         return []
-    (limit, said), = limits.items()
-    where = f"the user gave at turn {said}" if said is not None else "the task's instruction gives the user"
+    (limit, (said, text)), = limits.items()
+    # the user's sentence with the limit: what it bounds (a total, the extra cost) is the reader's to weigh
+    sentence = next((x for x in _SENTENCE_BREAK.split(" ".join(text.split())) if limit in money_limits(x)), "")
+    where = (f"the user gave at turn {said}" if said is not None else "the task's instruction gives the user") + (
+        f" (\"{sentence if len(sentence) <= _QUOTED else window(sentence, '$', _QUOTED)}\")" if sentence else "")
     amounts = _amounts(r)
     for i, (c, amount, how) in enumerate(amounts):
         if amount <= limit or (said is not None and c.n < said):
