@@ -1393,14 +1393,22 @@ def _cannot_first(run: Run, by_n: dict, text: str) -> str:
     """``At turn N, with no tool called (the run made no call at all), the agent told the user it
     could not: "…"`` (compilers/cannot_said.py): the run made no tool call, and turn N is an agent
     message holding the sentence. Returns the text after it."""
-    m = re.match(r'At turn (\d+), with no tool called \(the run made no call at all\), the agent told the user it could '
-                 r'not: "(.+?)" (?=The task expected )', text)
+    m = re.match(r'At turn (\d+), with no tool called \((?:the run made (no call at all)|the run looked nothing up: its '
+                 r'only calls? (?:was|were) (.+?))\), the agent told the user it could not: "(.+?)" (?=The task expected )',
+                 text)
     if not m:
         return text
     said = by_n[int(m.group(1))]
     assert said.type == "message" and said.role == "assistant", text
-    assert m.group(2).rstrip("…") in " ".join((said.content or "").split()), text
-    assert not any(t.type == "function_call" for t in run.turns), text
+    assert m.group(4).rstrip("…") in " ".join((said.content or "").split()), text
+    calls = [t for t in run.turns if t.type == "function_call"]
+    if m.group(2):
+        assert not calls, text
+    else:  # every call after the sentence, each named with its turn (a sum or a change: no look-up)
+        named = re.findall(r"(\S+) at turn (\d+)", m.group(3))
+        assert calls and all(t.turn > said.turn for t in calls), text
+        assert [(t.name, str(t.turn)) for t in calls][:len(named)] == named, text
+        assert len(named) == len(calls) or " more" in m.group(3), text
     return text[m.end():]
 
 

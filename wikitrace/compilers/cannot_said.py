@@ -1,9 +1,9 @@
-"""The agent's first sentence telling the user it cannot see or do something, in a run that made
-no tool call at all.
+"""The agent's first sentence telling the user it cannot see or do something, said before any
+tool call.
 
 "I'm unable to access your balances" ends many chat runs before any call is made: the claim, in
 the agent's own words and turn, is what such a run failed on, since its tools were never tried.
-Read only in a run that made no tool call: after a look-up, "I cannot" may be the rules speaking.
+Read only before the run's first call: after a look-up, "I cannot" may be the rules speaking.
 """
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 
 from ..runs.model import Run
+from .insight_words import join
+from .reading import Reading
 
 CLIP = 140  # characters of the agent's sentence quoted
 # a first-person sentence saying the agent cannot do, see or reach something
@@ -34,3 +36,26 @@ def first_cannot(run: Run) -> tuple[int, str] | None:
             said = said[:CLIP].rsplit(" ", 1)[0] + "…"
         return t.turn, said
     return None
+
+
+def said_before_looking(r: Reading) -> tuple[int, str, str] | None:
+    """(turn, sentence, what the run called) when the agent told the user it cannot see or do
+    something before any tool call, and the run looked nothing up at any turn (its calls, if any,
+    only worked out sums or made changes): what it said instead of trying a tool. None otherwise."""
+    found = first_cannot(r.run)
+    if found is None or any(c.n < found[0] or not c.writes and not _worked_out(c) for c in r.calls):
+        return None
+    made = ("the run made no call at all" if not r.calls else
+            f"the run looked nothing up: its only call{'s were' if len(r.calls) > 1 else ' was'} "
+            + join([f"{c.name} at turn {c.n}" for c in r.calls], 3))
+    return found[0], found[1], made
+
+
+_SUM = re.compile(r"[\d\s.+\-*/()]+")
+
+
+def _worked_out(c) -> bool:
+    """A calculator's call: one text argument, an arithmetic expression, answered with a number."""
+    sent = [v for v in (c.turn.arguments.values() if isinstance(c.turn.arguments, dict) else [c.turn.arguments])
+            if isinstance(v, str)]
+    return len(sent) == 1 and _SUM.fullmatch(sent[0]) is not None and re.search(r"\d\s*[-+*/]", sent[0]) is not None

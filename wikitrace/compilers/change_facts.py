@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .cannot_said import first_cannot
+from .cannot_said import said_before_looking
 from .value_sources import credited_kinds
 from .expected_calls import (call_text, closest_expected, differences, expected_changes, missed_changes, no_such_call,
                              missed_lookups, only_arithmetic, shown_value)
@@ -90,10 +90,10 @@ def expected_facts(r: Reading) -> list[KeyFact]:
                     + (f" (the agent's last turn was {last})." if last is not None else "."))
             why_turns = ([x for x in (offer.first_at, offer.at, offer.reply_at) if x is not None] if offer else
                          [promise.at, promise.reply_at] if promise else [])
-        cannot = first_cannot(r.run) if not r.calls else None  # what the run said instead of trying a tool
+        cannot = said_before_looking(r)  # what the run said instead of trying a tool
         if cannot is not None:
-            text = (f"At turn {cannot[0]}, with no tool called (the run made no call at all), the agent told the user "
-                    f"it could not: \"{cannot[1]}\" {text}")
+            text = (f"At turn {cannot[0]}, with no tool called ({cannot[2]}), the agent told the user it could not: "
+                    f"\"{cannot[1]}\" {text}")
             why_turns = [cannot[0]] + why_turns
         reason = (rule_refusals.for_missed(r, missed[0], said) if len(missed) == 1
                   else rule_refusals.refused_one(r, missed))
