@@ -1561,6 +1561,12 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
         assert (m.group(3) == "right") == run.outcome.success, text
         assert " ".join(str(by_n[int(m.group(2))].arguments).split()).startswith(m.group(1).rstrip("…")), text
         at, given = int(m.group(2)), " ".join(str(by_n[int(m.group(2))].arguments).split())
+        e = re.match(r'; "(.+?)" appears in what the look-up at turn (\d+) returned \("(.+)"\)\.', m.group(4))
+        if e:  # the words around the answer on that page, as the page wrote them, the answer among them
+            page = " ".join((by_n[int(e.group(2))].result or "").split())
+            quoted = e.group(3).replace("\\", "").strip("…")
+            words = re.findall(r"[^\W_]+", e.group(1).rstrip("…").casefold())  # as written, or word for word
+            assert quoted in page and " ".join(words) in " ".join(re.findall(r"[^\W_]+", quoted.casefold())), text
         e = re.search(r'the task expected "(.+?)", which no look-up that went through had returned, only (the errors? .+?)\.'
                       r'(?: The answer|$)', text)
         if e:

@@ -1701,6 +1701,27 @@ def test_an_expected_answer_an_error_listed_as_a_page_title_is_said_so():
     assert "was listed by" not in other.text, other.text
 
 
+def test_a_right_answer_is_quoted_from_the_sentence_that_ties_it_to_the_question():
+    """The option's own page names it in every sentence; the one that says where it was founded is
+    what decided the answer, and it is quoted whole."""
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs.native import run_from_dict
+
+    page = ("Kiln Pizza is a chain of pizza restaurants. Kiln Pizza has 40 locations. Kiln Pizza was founded in "
+            "Tulsa, Oklahoma, in 1971. Kiln Pizza serves thin crust.")
+    turns = [_say("user", "Which chain was founded in Oklahoma, Kiln Pizza or Harbor Subs?"),
+             _call("Search", "Kiln Pizza", page),
+             _call("Search", "Harbor Subs", "Harbor Subs is a sandwich chain founded in Portland, Maine."),
+             _call("Finish", "Kiln Pizza", ""), {"type": "answer", "role": "assistant", "content": "Kiln Pizza"}]
+    run = run_from_dict({"run_id": "tie-1", "task": {"id": "tie-1", "instruction": turns[0]["content"],
+                                                      "metadata": {"gold_answer": "Kiln Pizza"}},
+                         "outcome": {"success": True}, "turns": [dict(t, turn=i) for i, t in enumerate(turns)]},
+                        "test.jsonl:1")
+    fact = next(f for f in compile_offline(run).in_short if f.text.startswith('The answer "Kiln Pizza"'))
+    assert fact.text == ('The answer "Kiln Pizza" (turn 3) was judged right; "Kiln Pizza" appears in what the look-up at '
+                         'turn 1 returned ("…Kiln Pizza was founded in Tulsa, Oklahoma, in 1971.…").'), fact.text
+
+
 def test_a_hand_off_shows_the_look_up_it_followed():
     """A transfer takes no value from the booking it read, yet that booking is why the agent
     handed off: the last look-up before the change that settled the run is on the page."""

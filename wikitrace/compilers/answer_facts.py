@@ -59,7 +59,7 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
         held = [seen] if seen else []
         while held and (more := answer_seen_in(r, gold, c, after=held[-1].n)) is not None and len(held) < SEEN_TURNS:
             held.append(more)
-        around = _window(seen.turn.result, gold, SEEN_WIDTH) if len(held) == 1 else None
+        around = _window(seen.turn.result, gold, SEEN_WIDTH, r.run.task.instruction or "") if len(held) == 1 else None
         where = (f"the look-up at turn {seen.n}" if len(held) == 1 else
                  f"the look-ups at turns {join([str(x.n) for x in held], SEEN_TURNS)}" if held else "")
         return KeyFact(f"The answer \"{given}\" (turn {c.n}) was judged right"

@@ -24,7 +24,7 @@ from .rules import _CONFIRM_WORDS
 from .told_numbers import _last_key
 from .arguments import _parsed
 from .insight_parts import rules_once
-from .near_words import near_words, place_words as _place_words
+from .near_words import main_words, near_words, place_words as _place_words
 from .text import TITLE_KIND, clip, clip_words
 
 
@@ -191,17 +191,27 @@ def wrong_answer(r: Reading, c: Call) -> str | None:
                "no look-up had returned."))
 
 
-def _window(text: str, needle: str, width: int) -> str | None:
+def _window(text: str, needle: str, width: int, asked: str = "") -> str | None:
     """``needle`` in ``text`` (whitespace folded) with about ``width`` characters either side, cut
     at word ends and marked with … where cut; None when absent or when a double quote inside
-    would not read back exactly."""
+    would not read back exactly. Given the question (``asked``), the place whose sentence holds the
+    most of its main words beyond the needle's own: a page about the answer names it everywhere,
+    and the sentence that ties it to what was asked is the one to quote."""
     flat = " ".join((text or "").split())
     needle = " ".join(needle.split())
     low = flat.lower()
     # as words first, as text else; ASCII text without the needle in any case needs no pattern
     absent = flat.isascii() and needle.isascii() and needle.lower() not in low
-    whole = None if absent else re.search(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", flat, re.I)
-    at = whole.start() if whole else low.find(needle.lower())
+    places = [] if absent else [m.start() for m in re.finditer(r"(?<!\w)" + re.escape(needle) + r"(?!\w)", flat, re.I)]
+    if asked and len(places) > 1:
+        wanted = set(main_words(asked)) - set(main_words(needle))
+        places.sort(key=lambda at: -len(wanted & set(main_words(_sentence_at(flat, at)))))
+    at = places[0] if places else low.find(needle.lower())
+    if asked and at >= 0:  # the sentence that ties it to the question, whole when short
+        sentence = _sentence_at(flat, at).strip()
+        if len(sentence) <= _SENTENCE_SHOWN and "\"" not in sentence:
+            begin = flat.find(sentence)
+            return f"{'…' if begin > 0 else ''}{sentence}{'…' if begin + len(sentence) < len(flat) else ''}"
     if at < 0:  # held with other case, marks or spacing (phrase_match): quote it as the page wrote it
         span = phrase_span(flat, needle)
         if span is None:
@@ -220,6 +230,16 @@ def _window(text: str, needle: str, width: int) -> str | None:
         end = flat.rindex(" ", at + len(needle), end)
     window = flat[start:end].strip()
     return f"{'…' if start else ''}{window}{'…' if end < len(flat) else ''}"
+
+
+_SENTENCE_SHOWN = 220  # characters of a page's sentence quoted whole beside a right answer
+
+
+def _sentence_at(flat: str, at: int) -> str:
+    """The sentence of ``flat`` holding the place ``at``."""
+    start = max(flat.rfind(". ", 0, at), flat.rfind("! ", 0, at), flat.rfind("? ", 0, at)) + 1
+    ends = [i for i in (flat.find(". ", at), flat.find("! ", at), flat.find("? ", at)) if i >= 0]
+    return flat[start:min(ends) + 1 if ends else len(flat)]
 
 
 def answer_context(r: Reading, c: Call, width: int = 90) -> list[str]:
