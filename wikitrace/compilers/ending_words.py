@@ -7,7 +7,8 @@ from __future__ import annotations
 
 # source -> (title phrase, step)
 ENDING = {
-    "label": ("giving the verdict", "giving the verdict the look-ups support"),
+    "label": ("giving the verdict", "giving the verdict the look-ups support, once each thing the question or "
+              "claim names was looked up and what it asks was read off each one's page"),
     "looked-up": ("giving a value a look-up returned", "giving the value a look-up returned, in the words it used"),
     # counted across runs only: a success ending so teaches no procedure (success_insights.py), since its log
     # shows no way to the answer another run could copy (a guess, or what the model knew)
