@@ -495,3 +495,24 @@ def test_the_leave_out_clause_yields_where_a_too_short_answer_dropped_a_word_the
     said = " ".join(length_rule(long_cases, [short]))
     assert "in 1 of 1 a word left out was one the question states." in said
     assert "leave out the words the question already states, unless they are part of the name of the thing asked for" in said
+
+
+def test_a_failed_answer_case_names_what_the_successful_trial_of_its_task_answered(tmp_path):
+    """The first trial answered with the studio the page named first; the retry read on and answered
+    right. The failed run's case on its answer page shows the answer that worked beside its own."""
+    question = "Which studio took over the Lantern Run games after Kell Games?"
+    steps = [("Search Lantern Run.", "Search[Lantern Run]",
+              "Lantern Run is a series first made by Kell Games. In 2012 Orrin Studios took over the series.")]
+    log = tmp_path / "react_retry.txt"
+    log.write_text(_trial(1, [], [_agent(question, steps, "Kell Games", "Orrin Studios", False)]) + "\n"
+                   + _trial(2, [_agent(question + RETRY, steps, "Orrin Studios", "Orrin Studios", True)], []))
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    lost = next(r["step"] for r in data["runs"] if r["outcome"] == "failure")
+    won = next(r["step"] for r in data["runs"] if r["outcome"] == "success")
+    entry = next(i for i in data["insights"] if i["key"].startswith("answer|Finish|"))
+    case = next(c["text"] for c in entry["cases"] if c["step"] == lost)
+    assert case.startswith("answered Finish[Kell Games], expected \"Orrin Studios\""), case
+    assert f". The successful trial {won} of its task answered \"Orrin Studios\" at its turn 2" in case, case
+    assert "this run" not in case

@@ -142,6 +142,8 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
         if entry.get("cases"):
             if not entry["counts"]["failure"]:
                 _paired_first(entry, groups[entry["id"]], lines)
+            else:  # an answer's case: what the successful trial of its task answered, where one did
+                _answered_instead(entry, groups[entry["id"]], lines)
             continue
         lead = (entry.get("checked") or {}).get("kind")
         named = set((entry.get("mistake_runs") or {}).get("steps") or ())  # the runs What to do's count is of
@@ -219,6 +221,18 @@ def apart_lead(entry: dict, members: list[tuple[dict, dict]], lines: "_TrialLine
         entry["more_advice"] = [*kept[KEPT:], *(entry.get("more_advice") or [])]
 
 
+def _answered_instead(entry: dict, members: list[tuple[dict, dict]], lines: "_TrialLines") -> None:
+    """Each failed run's answer case gains the line its page leads with against a successful trial
+    of its task ("The successful trial S of its task answered "Tybalt" at its turn 3; …"): the
+    answer that worked beside the one that failed."""
+    failed = {e["step"]: e for e, _l in members if e["outcome"] == "failure"}
+    for case in entry["cases"]:
+        e = failed.get(case["step"])
+        said = lines.against_success(e) if e is not None else ""
+        if said:
+            case["text"] = f"{case['text']}. {said}"
+
+
 def _paired_first(entry: dict, members: list[tuple[dict, dict]], lines: "_TrialLines") -> None:
     """On a page only successful runs taught (a way of settling the task), the answer cases of runs
     set against failed trials of their task give way to the lines their pages lead with: what the
@@ -283,6 +297,17 @@ class _TrialLines:
                 said = md_plain(found[0]).replace("this run", entry["step"])
                 return clip(f"The successful trial {won['step']} of its task {said}.", WIDTH)
         return ""
+
+    def against_success(self, entry: dict) -> str:
+        """The line the failed run ``entry``'s page leads with against a successful trial of its task,
+        as plain text with the run named by its step; "" when its page has none."""
+        made = self._lines(entry).get(entry["step"])
+        if made is None:
+            return ""
+        text = md_plain(_LINK.sub(r"\1", made[0]))
+        if not text.startswith("The successful trial "):
+            return ""
+        return clip(text.replace("this run", entry["step"]).replace(" of this task ", " of its task "), WIDTH)
 
     def about(self, entry: dict, lesson: dict) -> str:
         """The line of ``entry``'s page, as plain text (links to other trials' pages by their step),
