@@ -1533,6 +1533,16 @@ def _check(run: Run, text: str, turns: list[int]) -> None:
     if m:
         assert run.outcome.ended_by and run.outcome.ended_by.startswith("harness") or any(
             t.extra.get("written_by") == "harness" or t.type == "harness" for t in run.turns), text
+        first = re.search(r" (\d+) of its (\d+) calls came before its first file edit \(turn (\d+)\)(?:, (\d+) of them "
+                          r"failing \((.+?)\))?\.", text)
+        if first:  # the calls before the first edit that went through, and how many of them failed
+            calls = _calls(run)
+            edit = by_n[int(first.group(3))]
+            assert edit_of(edit) is not None and not edit.is_error, text
+            assert not any(t.turn < edit.turn and edit_of(t) is not None and not t.is_error for t in calls), text
+            before = [t for t in calls if t.turn < edit.turn]
+            assert len(before) == int(first.group(1)) and len(calls) == int(first.group(2)), text
+            assert sum(bool(t.is_error) for t in before) == int(first.group(4) or 0), text
         again = re.search(r" (\d+) of its (\d+) calls sent an earlier call's arguments again and got the same answer "
                           r"\((.+?)\)\.", text)
         if again:  # each pair: the same tool, arguments and answer, the repeat later

@@ -36,6 +36,7 @@ from .unshown_values import retry_note
 from .unseen_names import unseen_names_fact
 from .unread_edits import unread_edit_fact
 from .arguments import is_chosen, wrong_kind
+from .insight_parts import edits_of
 from .insight_words import answer_seen_in, expected_answer, gives_answer, hands_off, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
@@ -184,7 +185,7 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
     if reason is None:
         return []
     at = r.harness[-1].turn if r.harness else (r.calls[-1].n if r.calls else None)
-    text = f"{HARNESS_STOPPED}: {clip(reason, 100).rstrip('.')}." + _spent(r)
+    text = f"{HARNESS_STOPPED}: {clip(reason, 100).rstrip('.')}." + _spent(r) + _before_first_edit(r)
     again = _repeats(r)
     if again:  # where a limit ended the run, a call that got nothing new was one of too few
         pairs = join([f"turn {n} repeated turn {m}" for n, m in again], 3)
@@ -204,6 +205,22 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
         return [KeyFact(text, ([at] if at is not None else []) + sorted({t for pair in again for t in pair}) + (
             [seen.n] if seen else listed.turns if listed else [near[0].n] if near else []))]
     return [KeyFact(text, ([at] if at is not None else []) + sorted({t for pair in again for t in pair}))]
+
+
+def _before_first_edit(r: Reading) -> str:
+    """" 6 of its 7 calls came before its first file edit (turn 7), 3 of them failing (mvn, javac,
+    open)." for a stopped run that edited a file: how much of what the limit allowed went before
+    the change, and on what."""
+    edits = edits_of(r)
+    if not edits:
+        return ""
+    first = edits[0][0].n
+    before = [c for c in r.calls if c.n < first]
+    if not before:
+        return ""
+    failed = list(dict.fromkeys(what_ran(c.turn) for c in before if c.error))
+    return (f" {len(before)} of its {len(r.calls)} calls came before its first file edit (turn {first})"
+            + (f", {sum(c.error for c in before)} of them failing ({join(failed, 4)})." if failed else "."))
 
 
 def _spent(r: Reading) -> str:
