@@ -223,7 +223,8 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
                                 "When the shell cannot parse a command line, fix its quotes and brackets",
                                 "When the shell reports a syntax error in the command line (an unexpected token, an "
                                 "unexpected end of file), none of the line ran: balance its quotes and brackets, "
-                                "or split it into simpler commands, then send it again.",
+                                "or split it into simpler commands, then send it again before acting on what it was "
+                                "to show (a file changed unread is changed blind).",
                                 f"In {kind_of_tasks(r)}, whenever the shell cannot parse a command line.",
                                 f"turn {err.n}: {clip(command_of(err.turn) or '', 80)}: "
                                 + (f"sent it again unchanged {len(same)} time{'s' if len(same) != 1 else ''}" if same
