@@ -128,6 +128,18 @@ def test_an_answer_the_reflection_already_named_is_its_own_lesson_not_a_page_not
     assert lesson.title == "Before giving Finish a name a reflection holds, check it against a look-up"
     # a name standing in the reflection only inside a longer one was not named by it: no such lesson
     assert not any(i.key == "answer|Finish|reflected" for i in compile_offline(RUNS["q014"]).insights)
+    # a reflection may hold the right answer as well as a wrong guess: the lesson is contrasted on the
+    # runs of either outcome whose answer a reflection held, not said to be a pattern only failures meet
+    from dataclasses import replace
+
+    from wikitrace.corpus.insights import contrast_pattern
+
+    assert contrast_pattern("answer|Finish|reflected") == "reflected|Finish"
+    assert contrast_pattern("answer|Finish|not-found") is None
+    right = replace(RUNS["q013"], outcome=replace(RUNS["q013"].outcome, success=True))
+    assert "reflected|Finish" in compile_offline(RUNS["q013"]).patterns
+    assert "reflected|Finish" in compile_offline(right).patterns
+    assert "reflected|Finish" not in compile_offline(RUNS["q014"]).patterns
 
 
 def test_an_answer_the_question_names_too_is_not_said_to_come_from_the_reflection():

@@ -12,6 +12,7 @@ import re
 from bisect import bisect_left
 from functools import lru_cache
 
+from .answer_facts import answer_call
 from .arguments import FREE_FORM, _as_text, check_arguments, is_chosen
 from .call_kinds import changed_with, did_token
 from .error_insights import error_key, missing_programs
@@ -27,6 +28,7 @@ from .reading import leaves, t_is_user
 from .record_facts import record_patterns
 from .reading import Reading, runs_a_command
 from .procedure_lessons import procedure_key
+from .qa_reasons import reflected_answer
 from .value_sources import _value_place
 from .test_edits import TESTS_ONLY, test_only_edits
 from .rule_lessons import confirmation, confirmation_broken
@@ -105,7 +107,7 @@ def patterns_of(r: Reading) -> list[str]:
     proc = procedure_key(r)
     if proc:
         out.add(proc)
-    out.update(x for x in (option_pattern(r), verdict_pattern(r)) if x)
+    out.update(x for x in (option_pattern(r), verdict_pattern(r), reflected_pattern(r)) if x)
     out.update(decisions_of(r))
     out.update(record_patterns(r))
     out.update(f"asks|{w}" for w in opening_words(r))
@@ -115,6 +117,14 @@ def patterns_of(r: Reading) -> list[str]:
     out.update(looked_before(r))
     out.update(retries_of(r))
     return sorted(out)
+
+
+def reflected_pattern(r: Reading) -> str | None:
+    """``reflected|<tool>`` when the run's answer is a name a reflection it was given holds as a
+    name of its own (qa_reasons.reflected_answer), whatever the outcome: a retry's reflection may
+    hold a wrong guess or the right answer, and the lesson on it is contrasted on both."""
+    answer = answer_call(r)
+    return f"reflected|{answer.name}" if answer is not None and reflected_answer(r, answer) is not None else None
 
 
 _OPENING_CHARS = 2000  # an opening past this (a long issue text) is read from its head

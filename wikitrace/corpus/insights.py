@@ -69,7 +69,10 @@ def contrast_pattern(key: str) -> str | None:
     """The run pattern a lesson is contrasted on: mostly its own key."""
     kind = key.split("|", 1)[0]
     if kind == "answer":
-        return None  # defined by a wrong final answer: only failed runs can meet it
+        # defined by a wrong final answer: only failed runs can meet it, but for a name a reflection
+        # held, which a retry may give rightly too (compilers/run_patterns.reflected_pattern)
+        fields = key.split("|")
+        return f"reflected|{fields[1]}" if len(fields) == 3 and fields[2] == "reflected" else None
     # a success that changed nothing is counted among the runs that changed nothing, as it was chosen
     if kind == "answer-from":
         return "unchanged|lookups"
