@@ -473,6 +473,14 @@ def test_a_trial_that_made_one_of_several_expected_changes_is_not_said_to_have_m
     said, _turns = recurring(trials[0], trials)
     assert said.endswith("[step-0060](step-0060.md) made one of the expected `cancel_reservation` changes as "
                          "written."), said
+    # two expected cancels made as written are counted as two (the same one sent twice is one)
+    trials[1]["decisive"]["changes"] += [{"tool": "cancel_reservation", "turn": 12, "values": {"reservation_id": "B"},
+                                          "expected": True},
+                                         {"tool": "cancel_reservation", "turn": 13, "values": {"reservation_id": "B"},
+                                          "expected": True}]
+    said, _turns = recurring(trials[0], trials)
+    assert said.endswith("[step-0060](step-0060.md) made 2 of the expected `cancel_reservation` changes as "
+                         "written."), said
     some = [_did("step-0010", "book_reservation"), _did("step-0060"), {**_did("step-0110"), "facts": []}]
     said, _turns = recurring(some[0], some)
     assert said.startswith("2 of the 3 trials of this task left out a `cancel_reservation` change the task expected"), said

@@ -17,8 +17,8 @@ trial, or makes it the failure's line when no trial succeeded.
 
 from __future__ import annotations
 
+import json
 import re
-
 from collections import defaultdict
 from functools import lru_cache
 
@@ -286,8 +286,10 @@ def _instead(entry: dict, holders: list[dict], missed: str) -> str:
         parts = [f"handed off with `{_t(t)}`" for t in tools if hands_off(t)]
         other = [t for t in tools if not hands_off(t)]
         if other == [missed] and _as_written(record, missed) and not _differed(m, missed):
-            # its change was one the task expected, sent alike: what it lacked is another one
-            parts.insert(0, f"made one of the expected `{_t(missed)}` changes as written")
+            # its changes were ones the task expected, sent alike: what it lacked is another one
+            n = len({json.dumps(c.get("values"), sort_keys=True) for c in record.get("changes") or ()
+                     if c.get("tool") == missed})  # the same change sent twice is one change
+            parts.insert(0, f"made {'one' if n == 1 else n} of the expected `{_t(missed)}` changes as written")
         elif other:
             names = " and ".join(f"`{_t(t)}`" for t in other)
             one = ("an " if other[0][:1].lower() in "aeiou" else "a ") if len(other) == 1 else ""
