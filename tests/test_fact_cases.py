@@ -277,3 +277,17 @@ def test_a_stopped_run_that_held_the_expected_answer_is_shown_before_those_that_
     entry = {"id": "insight-0000", "key": "idle|lookups", "counts": {"failure": 4, "success": 0}}
     annotate([entry], {"insight-0000": members})
     assert [c["step"] for c in entry["cases"]] == ["step-0002", "step-0004", "step-0001"]
+
+
+def test_no_source_of_a_page_is_listed_among_its_successes_with_no_lesson_of_their_own(built, tau_bench_corpus):
+    """A successful run that teaches this page's lesson and no other is under Sources; listed again
+    as having "no lesson of their own" it read as contradicting its own compilation page."""
+    shown = 0
+    for out in [*built.values(), tau_bench_corpus[0]]:
+        data = json.loads((out / "corpus.json").read_text())
+        for entry in data["insights"]:
+            sources = {s["step"] for s in entry["sources"]}
+            for item in (entry.get("contrast") or {}).get("instead") or []:
+                shown += 1
+                assert item["insights"] or item["step"] not in sources, (entry["id"], item)
+    assert shown

@@ -212,10 +212,13 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
             instead, per_lesson = [], Counter()
             if pattern.split("|", 1)[0] in TROUBLE and pattern == lesson["key"]:
                 own = settled.own_runs(apart, groups, iid)
+                listed = {src["step"] for src in sources}
                 for s in met_by.get((kind, pattern), []):  # every one counted, up to INSTEAD_SHOWN named per lesson
                     if s["step"] in own:
                         continue
                     theirs = [i for i in s.get("insights") or [] if i != iid]
+                    if not theirs and s["step"] in listed:
+                        continue  # a source teaching only this lesson: under Sources, not "no lesson of its own"
                     per_lesson[",".join(theirs)] += 1
                     if per_lesson[",".join(theirs)] <= INSTEAD_SHOWN:
                         instead.append({"step": s["step"], "insights": theirs})
