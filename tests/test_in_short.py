@@ -1863,6 +1863,21 @@ def _check_qa_fact(run: Run, text: str) -> bool:
     """The facts qa_facts.py and named_comparisons.py add for text-action QA logs, each checked
     against the turns it names: True when the text was one of them (and held)."""
     by_n = {t.turn: t for t in run.turns}
+    m = re.fullmatch(r'Before answering at turn (\d+) the agent wrote "(.+)": it names "(.+?)" for what the question '
+                     r'describes, which (?:the look-up at turn (\d+) had returned|no page the run read held) and no call '
+                     r'of the run looked up\. Look up the thing the question describes by its name before answering '
+                     r'about it\.', text)
+    if m:  # unsearched_names: the name in the answer call's thought, in no call sent; the page that held it, if any
+        at, name = int(m.group(1)), m.group(3)
+        thought = " ".join((by_n[at].reasoning or "").split())
+        assert m.group(2).strip("…") in thought and name in m.group(2), text
+        calls = [t for t in run.turns if t.type == "function_call"]
+        assert not any(name.casefold() in " ".join(str(t.arguments).split()).casefold() for t in calls), text
+        held = [t.turn for t in calls if t.turn < at and not t.is_error
+                and name.casefold() in " ".join((t.result or "").split()).casefold()]
+        assert held[:1] == ([int(m.group(4))] if m.group(4) else []), text
+        assert name.casefold() not in (run.task.instruction or "").casefold(), text
+        return True
     m = re.fullmatch(_SUBJECT + r" put quote marks in (?:its|their) text, and (its error|every one of their errors|the "
                      r"errors? at turns? ([\d, and]+)) listed the quoted name without them \((.+) at turn (\d+), listed as "
                      r"([\'\"])(.+)\6\): send a name as the error's list writes it, without quote marks\.", text)

@@ -516,3 +516,29 @@ def test_a_failed_answer_case_names_what_the_successful_trial_of_its_task_answer
     assert case.startswith("answered Finish[Kell Games], expected \"Orrin Studios\""), case
     assert f". The successful trial {won} of its task answered \"Orrin Studios\" at its turn 2" in case, case
     assert "this run" not in case
+
+
+def test_a_name_the_agent_gave_the_thing_asked_and_never_looked_up_is_said_with_its_thought(tmp_path):
+    """"The trophy … is the Little Brown Stein", then an answer about the trophy with no look-up of it:
+    the page names the skipped step. A name used as a word before a noun ("a South Korean film") is not."""
+    from wikitrace.compilers.offline import compile_offline
+    from wikitrace.runs import load
+
+    question = "The trophy given to the winner of the game between Ardo College and Belt College is made of what?"
+    steps = [("Search the game.", "Search[Ardo-Belt game]", "The Ardo-Belt game is a college rivalry played since 1901.")]
+
+    def run_of(thought: str) -> object:
+        text = _agent(question, steps, "pewter", "oak", False).replace("Thought 2: So the answer is pewter.",
+                                                                       f"Thought 2: {thought}")
+        log = tmp_path / "react_trophy.txt"
+        log.write_text(_trial(1, [], [text]))
+        return next(r for r in load._read(log, load.detect(log)) if hasattr(r, "turns"))
+
+    said = "The trophy given to the winner of the game is the Golden Oak Cup. It is made of pewter."
+    facts = [f.text for f in compile_offline(run_of(said)).in_short]
+    assert any(f.startswith('Before answering at turn 2 the agent wrote "The trophy given to the winner of the game is '
+                            'the Golden Oak Cup. It is made of pewter.": it names "Golden Oak Cup" for what the question '
+                            'describes, which no page the run read held and no call of the run looked up.')
+               for f in facts), facts
+    adjective = "The trophy given to the winner of the game is a Golden Oak trophy of pewter."
+    assert not any("for what the question describes" in f for f in (x.text for x in compile_offline(run_of(adjective)).in_short))

@@ -20,6 +20,7 @@ from .named_comparisons import named_comparison_facts
 from .near_words import main_words
 from .page_notes import listed_names
 from .offered_names import unchecked_candidate, unsent_listed
+from .unsearched_names import named_unsearched
 from .qa_reasons import (described_searches, failed_calls, opening_form, reflected_answer, reflected_query,
                          reflected_source, unheeded_reflection, unsent_listed_name, what_worked)
 from .reading import Call, Reading, harness_reason
@@ -54,7 +55,8 @@ def qa_facts(r: Reading, facts: list[KeyFact]) -> list[KeyFact]:
         also = reflected if planned is not None else None
         mine = [f for f in (named, also, None if named else unfounded_name(r, answer), opening_form(r, answer),
                             one_sided_answer(r, answer),
-                            unchecked_candidate(r, answer), None if named else unheeded_reflection(r, answer))
+                            unchecked_candidate(r, answer), None if named else unheeded_reflection(r, answer),
+                            named_unsearched(r, answer))
                 if f is not None]
         if any(f.text.startswith("The answer \"") and answer.n in f.turns for f in out):
             causes = mine + causes
