@@ -159,7 +159,7 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
                 continue
             text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact")
             if o == "failure" and entry["key"].split("|", 1)[0] in _ABOUT_THE_CHANGE:
-                text = " ".join(filter(None, (text, lines.edits_apart(e))))
+                text = " ".join(filter(None, (text, lines.against_success(e))))
             if not text:
                 continue
             tasks[o].add(task_of(e))
@@ -171,7 +171,8 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
             entry["cases"] = cases
 
 
-# lessons on the change a run made or how it ended it: what a successful trial wrote instead is their case
+# lessons on the change a run made or how it ended it: what a successful trial of its task did instead
+# (wrote in the same file, made, answered) belongs in their case
 _ABOUT_THE_CHANGE = ("went-through", "ended", "stopped", "missed", "tests-only")
 
 PAIRED = 2  # cases set against a failed trial, on a page of a way that worked
@@ -282,21 +283,6 @@ class _TrialLines:
                            key=lambda r: layout.id_number(r["step"]))
             self.by_task[task] = lines(every, self.shapes) if runs.get("failure") and len(every) > 1 else {}
         return self.by_task[task]
-
-    def edits_apart(self, entry: dict) -> str:
-        """"The successful trial S of its task changed the same file … and wrote …; S' wrote …" when
-        the failed run ``entry``'s page leads its line against the successful trials with what each
-        wrote in the same file: the fix the lesson asks for, as the trial that passed wrote it."""
-        from .edit_lessons import trial_files
-        from .trial_edits import edits_apart
-
-        for won in trial_files(entry, self.trials) if self.trials is not None else ():
-            found = edits_apart(won, entry)
-            made = self._lines(entry).get(entry["step"]) if found is not None else None
-            if made is not None and found[0] in made[0]:  # an insight page is no run's own: the run is named by its step
-                said = md_plain(found[0]).replace("this run", entry["step"])
-                return clip(f"The successful trial {won['step']} of its task {said}.", WIDTH)
-        return ""
 
     def against_success(self, entry: dict) -> str:
         """The line the failed run ``entry``'s page leads with against a successful trial of its task,
