@@ -1634,20 +1634,26 @@ def test_a_run_the_harness_stopped_before_an_answer_says_what_it_had_found():
         "The harness ended the run after 2 calls, before any state-changing call went through."]
 
 
+def _qa_run(run_id: str, turns: list[dict], gold: str, success: bool, ended_by: str | None = None) -> Run:
+    """A question-answering run in the native form: its first turn is the question."""
+    from wikitrace.runs.native import run_from_dict
+
+    outcome = {"success": success, **({"ended_by": ended_by} if ended_by else {})}
+    return run_from_dict({"run_id": run_id, "task": {"id": run_id, "instruction": turns[0]["content"],
+                                                      "metadata": {"gold_answer": gold}},
+                          "outcome": outcome, "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
+
+
 def test_a_stopped_run_lists_the_look_up_that_held_the_expected_answer_and_says_how_many_it_left_out():
     """Six look-ups went through and the fifth held the expected answer: the list keeps the first
     four and that one, and its sentence says it shows 5 of the 6, not that it shows them all."""
-    from wikitrace.runs.native import run_from_dict
 
     pages = ["Kiln Pizza", "Tulsa", "Harbor Subs", "Portland", "Maine", "Oklahoma"]
     turns = [_say("user", "Which chain is based further north, Kiln Pizza or Harbor Subs?")]
     turns += [_call("Search", p, f"{p} is a page." + (" Harbor Subs is further north." if p == "Maine" else ""))
               for p in pages]
     turns += [{"type": "episode_over", "role": "harness", "content": "halted at the step limit"}]
-    run = run_from_dict({"run_id": "halt-3", "task": {"id": "halt-3", "instruction": turns[0]["content"],
-                                                       "metadata": {"gold_answer": "Harbor Subs"}},
-                         "outcome": {"success": False, "ended_by": "harness: halted at the step limit"},
-                         "turns": [dict(t, turn=i) for i, t in enumerate(turns)]}, "test.jsonl:1")
+    run = _qa_run("halt-3", turns, "Harbor Subs", False, "harness: halted at the step limit")
     first = next(e for e in _checked(run) if e.decision.startswith("The harness"))
     shown = [n.split(" at turn ")[0] for n in first.notes]
     # Harbor Subs's own page names the answer too: it is among the first four, so the list is 1-5, not 6
@@ -1659,17 +1665,11 @@ def test_a_stopped_run_lists_the_look_up_that_held_the_expected_answer_and_says_
 def test_a_right_answer_several_look_ups_held_names_each_of_them_and_quotes_none():
     """'2004' stood on the first page by chance (another thing's year) and on the page the answer came
     from: naming only the first would point the reader at the wrong page."""
-    from wikitrace.compilers.offline import compile_offline
-    from wikitrace.runs.native import run_from_dict
-
     turns = [_say("user", "The singer Jaclyn Stapp is married to the frontman of a band that disbanded in what year?"),
              _call("Search", "Jaclyn Stapp", "Jaclyn Stapp was Miss New York USA 2004. She married Scott Stapp of Creed."),
              _call("Search", "Creed (band)", "Creed is a rock band. Active from 1994 to 2004, and again from 2009."),
              _call("Finish", "2004", ""), {"type": "answer", "role": "assistant", "content": "2004"}]
-    run = run_from_dict({"run_id": "seen-2", "task": {"id": "seen-2", "instruction": turns[0]["content"],
-                                                       "metadata": {"gold_answer": "2004"}},
-                         "outcome": {"success": True}, "turns": [dict(t, turn=i) for i, t in enumerate(turns)]},
-                        "test.jsonl:1")
+    run = _qa_run("seen-2", turns, "2004", True)
     fact = next(f for f in compile_offline(run).in_short if f.text.startswith('The answer "2004"'))
     assert fact.text == 'The answer "2004" (turn 3) was judged right; "2004" appears in what the look-ups at turns 1 and 2 returned.'
     assert fact.turns == [1, 2, 3]
@@ -1678,19 +1678,13 @@ def test_a_right_answer_several_look_ups_held_names_each_of_them_and_quotes_none
 def test_an_expected_answer_an_error_listed_as_a_page_title_is_said_so():
     """"the Twist" stood in no page, but a failed search listed the page "Twist (dance)": the fact
     names that listing and that no call took it up; a title of another thing is not matched."""
-    from wikitrace.compilers.offline import compile_offline
-    from wikitrace.runs.native import run_from_dict
-
     def run(listed: str) -> Run:
         turns = [_say("user", "Which dance craze did the song Funky Chicken start after?"),
                  _call("Search", "Funky Chicken", f"Could not find [Funky Chicken]. Similar: ['Chicken Dance', {listed}].",
                        is_error=True),
                  _call("Search", "Chicken Dance", "The Chicken Dance is an oom-pah song, a polka."),
                  _call("Finish", "polka", ""), {"type": "answer", "role": "assistant", "content": "polka"}]
-        return run_from_dict({"run_id": "title-1", "task": {"id": "title-1", "instruction": turns[0]["content"],
-                                                             "metadata": {"gold_answer": "the Twist"}},
-                              "outcome": {"success": False}, "turns": [dict(t, turn=i) for i, t in enumerate(turns)]},
-                             "test.jsonl:1")
+        return _qa_run("title-1", turns, "the Twist", False)
 
     fact = next(f for f in compile_offline(run("'Twist (dance)'")).in_short if f.text.startswith('The answer "polka"'))
     assert fact.text.startswith('The answer "polka" (turn 3) was judged wrong; the task expected "the Twist", which no '
@@ -1704,19 +1698,13 @@ def test_an_expected_answer_an_error_listed_as_a_page_title_is_said_so():
 def test_a_right_answer_is_quoted_from_the_sentence_that_ties_it_to_the_question():
     """The option's own page names it in every sentence; the one that says where it was founded is
     what decided the answer, and it is quoted whole."""
-    from wikitrace.compilers.offline import compile_offline
-    from wikitrace.runs.native import run_from_dict
-
     page = ("Kiln Pizza is a chain of pizza restaurants. Kiln Pizza has 40 locations. Kiln Pizza was founded in "
             "Tulsa, Oklahoma, in 1971. Kiln Pizza serves thin crust.")
     turns = [_say("user", "Which chain was founded in Oklahoma, Kiln Pizza or Harbor Subs?"),
              _call("Search", "Kiln Pizza", page),
              _call("Search", "Harbor Subs", "Harbor Subs is a sandwich chain founded in Portland, Maine."),
              _call("Finish", "Kiln Pizza", ""), {"type": "answer", "role": "assistant", "content": "Kiln Pizza"}]
-    run = run_from_dict({"run_id": "tie-1", "task": {"id": "tie-1", "instruction": turns[0]["content"],
-                                                      "metadata": {"gold_answer": "Kiln Pizza"}},
-                         "outcome": {"success": True}, "turns": [dict(t, turn=i) for i, t in enumerate(turns)]},
-                        "test.jsonl:1")
+    run = _qa_run("tie-1", turns, "Kiln Pizza", True)
     fact = next(f for f in compile_offline(run).in_short if f.text.startswith('The answer "Kiln Pizza"'))
     assert fact.text == ('The answer "Kiln Pizza" (turn 3) was judged right; "Kiln Pizza" appears in what the look-up at '
                          'turn 1 returned ("…Kiln Pizza was founded in Tulsa, Oklahoma, in 1971.…").'), fact.text
