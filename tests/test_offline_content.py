@@ -171,7 +171,7 @@ def test_the_page_says_what_was_left_out_and_how_to_see_it(tmp_path):
     out = tmp_path / "corpus"
     build(BuildOptions(inputs=[write_jsonl(tmp_path / "runs.jsonl", [swe_success()])], out=out, offline=True, quiet=True))
     page = (out / "compilation" / "step-0000.md").read_text()
-    m = re.search(r"Left out: (\d+) more calls of this run, at turns the page does not name above; `actions step-0000` lists every call", page)
+    m = re.search(r"Left out: (\d+) more calls of this run, at turns not named above; `actions step-0000` lists every call", page)
     # the count is of the calls at turns the page names nowhere above it, by link or in words
     above = page[:m.start()]
     named = {int(n) for n in re.findall(r"#turn-(\d+)", above)}

@@ -104,7 +104,7 @@ def compilation(frontmatter: str, comp, task, outcome, step: str, insights, link
                 out += ["- ", _md(note), "\n"]
     if comp.left_out:
         out += ["\nLeft out: ", _shown(comp.left_out), " more call", "s" if comp.left_out != 1 else "",
-                " of this run, at turns the page does not name above; `actions ", step_v, "` lists every call and `turn ",
+                " of this run, at turns not named above; `actions ", step_v, "` lists every call and `turn ",
                 step_v, " N` shows one.\n"]
     out.append("\n## Insights from this run\n")
     _insight_lines(out, insights, link, "- [{id}]({rel}) (`{abs}`); " + _OWN_LESSON + ": \"{title}\"\n")
