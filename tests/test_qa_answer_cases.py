@@ -271,6 +271,20 @@ def test_only_a_choice_that_separates_becomes_advice():
     assert all("not shown to separate them" in x for x in failed["versus"])
 
 
+def test_the_words_a_look_up_returned_are_not_counted_where_every_answer_here_is_a_yes_or_a_no():
+    """A yes or a no is never counted as a look-up's words: on a page whose answers are all yes or no,
+    "0 of the 12 failed runs answered in a look-up's words" holds by how the count is made, and is
+    neither said nor advised."""
+    from wikitrace.corpus.insights import gather
+
+    took = {"held": {"turn": 2, "call": "Search[y]", "text": "x"}, "answered": 2, "in_task": False}
+    said_no = {"answered": 2, "in_task": False, "given": "no"}
+    runs = [_entry(k, True, took) for k in range(12)] + [_entry(12 + k, False, said_no) for k in range(12)]
+    (failed,) = [i for i in gather(runs) if i["key"] == "answer|Finish|not-found"]
+    assert failed["guideline"] == "Do the thing."
+    assert not any(x.startswith("answered with words a look-up had returned") for x in failed["versus"])
+
+
 def test_a_choice_most_failed_runs_here_made_too_is_said_not_to_suffice_instead_of_advised():
     from wikitrace.corpus.insights import gather
 

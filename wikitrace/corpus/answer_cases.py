@@ -21,6 +21,7 @@ from . import run_counts
 from .advice_fit import register
 from .applies import task_of
 from .fisher import verdict
+from ..compilers.arguments import yes_or_no
 from ..compilers.text import folded_words
 
 SHOWN = 3  # cases on a page, each from another task
@@ -214,8 +215,11 @@ def compared(members: list[tuple[dict, dict]], successes: list[dict],
         return []
     at_least = max(1, round(median(c.get("answered", 0) for c in successes)))
     lines = []
+    # a yes or a no is never counted as a look-up's words: where every answer here is one, the count is
+    # empty by how it is made, not by what the runs did
+    yes_no = all(yes_or_no(str(c.get("given") or "")) for c in failed)
     for name, text in _SAID.items():
-        if (form or chosen) and name == "sourced":
+        if (form or chosen or yes_no) and name == "sourced":
             continue
         made = [e for e, c in failed_runs if _features(c, at_least)[name]]
         a = len(made)
