@@ -61,7 +61,8 @@ def test_a_rule_page_with_a_separating_contrast_leads_with_it_and_quotes_the_rul
     (entry,) = gather(runs)
     assert entry["contrast"]["verdict"] == "failure"
     assert entry["guideline"] == (
-        "Runs of this task type that broke this rule: 2 successful, 9 failed; they failed more often than the runs "
+        "Runs of this task type that plainly broke this rule (a reply in the user's own words left in doubt): 2 "
+        "successful, 9 failed; they failed more often than the runs "
         "that did not. Before each call this rule covers, do what it asks: \"Before changing any order (adding items, "
         "changing the address, switching the delivery day or …\"")
     # where the runs do not show the rule separates them, the page keeps the whole quote and leads with no count

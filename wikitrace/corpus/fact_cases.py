@@ -153,12 +153,15 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
                                                  HELD_UNGIVEN not in (m[1].get("fact") or "")))
         side: dict[str, list[dict]] = {"failure": [], "success": []}
         tasks: dict[str, set] = {"failure": set(), "success": set()}
+        # a successful source's task: its case sets it against its failed trials already
+        won = {task_of(e) for e, _l in members if e["outcome"] == "success"}
         for e, lesson in members:
             o = e["outcome"]
             if o not in side or len(side[o]) == SHOWN or task_of(e) in tasks[o]:
                 continue
             text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact")
-            if o == "failure" and entry["key"].split("|", 1)[0] in _ABOUT_THE_CHANGE:
+            if o == "failure" and entry["key"].split("|", 1)[0] in _ABOUT_THE_CHANGE \
+                    and (text or task_of(e) not in won):
                 text = " ".join(filter(None, (text, lines.against_success(e))))
             if not text:
                 continue

@@ -378,6 +378,8 @@ def lead_with_contrast(entry: dict) -> None:
         return
     tasks = c.get("tasks_met")
     what = met_words(c["pattern"], entry["key"].split("|")[1])
+    if c["pattern"].startswith("rule|"):  # a change the log leaves in doubt is not counted (contrast_words.IN_DOUBT)
+        what = what.replace("that broke", "that plainly broke") + " (a reply in the user's own words left in doubt)"
     tasks = tasks or {"success": c["success_met"], "failure": c["failed_met"]}
     met = (f"Runs of this task type {what}: {run_counts.count(c['success_met'], tasks['success'], 'successful')}, "
            f"{run_counts.count(c['failed_met'], tasks['failure'], 'failed')}"
