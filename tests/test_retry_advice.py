@@ -97,6 +97,14 @@ def test_where_no_successful_run_that_met_the_error_got_the_call_through_telling
     entry["contrast"] = {"counted": {"success": {"sources": 0, "steps": ["step-0115", "step-0165"], "more": 0}}}
     untested_fix(entry, [_member(72, "22", False), _member(122, "22", False)], through)
     assert "replace the flights value the message names" in entry["guideline"], entry["guideline"]
+    # a failed run whose task expected the call (sent with other flights): for it the call was to be made
+    entry = _entry()
+    entry["contrast"] = {"counted": {"success": {"sources": 0, "steps": ["step-0115", "step-0165"], "more": 0}}}
+    sent_otherwise = ({"step": "step-0003", "task_id": "3", "outcome": "failure",
+                       "facts": [{"kind": "arguments", "about": ["update_reservation_flights.flights@answer"]}]},
+                      {"detail": _GOT_PAST})
+    untested_fix(entry, [_member(72, "22", False), sent_otherwise], stopped)
+    assert "replace the flights value the message names" in entry["guideline"], entry["guideline"]
     entry = _entry()  # successful runs the contrast does not name one by one: nothing is said of them
     entry["contrast"] = {"counted": {"success": {"sources": 0, "steps": ["step-0115"], "more": 1}}}
     untested_fix(entry, [_member(72, "22", False), _member(122, "22", False)], stopped)

@@ -87,9 +87,15 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = (), by_step: di
 
 def _stopped_successes(entry: dict, members, by_step: dict[str, dict], tool: str) -> list[dict]:
     """Every successful run of the task type that met the error, when none got a ``tool`` call
-    through at any turn; [] when one did, or when the contrast does not name them all."""
+    through at any turn; [] when one did, when the contrast does not name them all, or when a
+    failed run here had a ``tool`` call its task expected (missed, or sent otherwise): for that task
+    the call was to be made, and "tell the user" would point its reader the wrong way."""
     counted = ((entry.get("contrast") or {}).get("counted") or {}).get("success") or {}
     if counted.get("more"):
+        return []
+    if any(e["outcome"] == "failure" and (run_counts.expected_tool(e, tool) or any(
+            f.get("kind") == "missed-change" and tool in (f.get("about") or ()) for f in e.get("facts") or ()))
+           for e, _l in members):
         return []
     won = list({e["step"]: e for e in [*(e for e, _l in members if e["outcome"] == "success"),
                                        *(by_step[s] for s in counted.get("steps") or () if s in by_step)]}.values())
