@@ -535,6 +535,9 @@ def test_ending_with_look_ups_is_not_called_a_mistake_where_successful_runs_end_
     assert (idle["contrast"]["failed_met"], idle["contrast"]["success_met"]) == (2, 6)
     assert idle["title"] == "End after look-ups only when the request needs no change or allows none"
     assert "do not end with look-ups only" not in idle["guideline"]
+    # the instruction leads; that successful runs ended so more often comes after it, said as no mistake in itself
+    assert idle["guideline"].startswith("When the request asks for a change the rules allow, make it before ending;")
+    assert "ending so is no mistake in itself, ending so while a change is due is." in idle["guideline"]
     # the successful runs that ended the same way are listed once per lesson they teach, with their count
     page = (out / "insight" / f"{idle['id']}.md").read_text()
     answered = insight_with(data, "answer-from")

@@ -114,10 +114,11 @@ def temper(entry: dict, by_step: dict[str, dict] | None = None) -> None:
     c = entry.get("contrast") or {}
     if entry["key"] == "idle|lookups" and c.get("verdict") == "success":
         entry["title"] = "End after look-ups only when the request needs no change or allows none"
-        entry["guideline"] = ("Ending after look-ups, with no change made, is how successful runs of this task type "
-                              "ended more often than failed ones: end so only once the look-ups show the request "
-                              "needs no change (a question) or allows none (a rule rules it out), and say which; "
-                              "when it asks for a change the rules allow, make it.")
+        entry["guideline"] = ("When the request asks for a change the rules allow, make it before ending; end after "
+                              "look-ups with no change only once they show the request needs none (a question) or "
+                              "allows none (a rule rules it out), and say which. Successful runs of this task type "
+                              "ended after look-ups more often than failed ones: ending so is no mistake in itself, "
+                              "ending so while a change is due is.")
         told = [f"{x['step']} told the user {d.split('; it told the user (turn ', 1)[1].split('): ', 1)[1]}"
                 for x in c.get("instead") or [] for d in [_first_detail((by_step or {}).get(x["step"]), "answer-from")]
                 if "; it told the user (turn " in d][:2]
