@@ -45,9 +45,9 @@ def named_unsearched(r: Reading, answer: Call) -> KeyFact | None:
         if len(name.split()) < 2 or any(ch.isdigit() for ch in name) or low in question or low in given \
                 or given in low or any(low in s for s in sent):
             continue
-        # said to be the thing the question describes: "the trophy given to the winner … is the Little Brown
-        # Stein", in a sentence holding two of the question's main words at least
-        # a name ending its phrase ("is the Little Brown Stein."), not one before a noun ("a South Korean film")
+        # said to be the thing the question describes ("the trophy given to the winner … is the Little Brown
+        # Stein."): the name ends its phrase (not "a South Korean film"), in a sentence holding two of the
+        # question's main words at least
         said = next((x for x in _SENTENCES.split(thought) if re.search(_IS + re.escape(name) + _ENDS, x)), "")
         if len(asked & set(main_words(said)) - set(main_words(name))) < 2:
             continue

@@ -21,7 +21,7 @@ _FILE_CHECK = ("check that the file it changes is the one the task is about (nam
                "by a search or a failing test's trace) and read the changed lines back")
 
 
-def trial_files(entry: dict, trials) -> list[dict]:
+def _trial_files(entry: dict, trials) -> list[dict]:
     """The successful trials of ``entry``'s task that changed the same files it did."""
     task = trials.group(entry) if trials is not None else None
     mine = set(changed_files(entry))
@@ -41,7 +41,7 @@ def right_file(entry: dict, members: list[tuple[dict, dict]] = (), trials=None) 
     if entry["key"] != f"went-through|{FILE_EDIT}" or _FILE_CHECK not in entry["guideline"]:
         return
     failed = [e for e, _l in members if e["outcome"] == "failure"]
-    same = {e["step"]: trial_files(e, trials) for e in failed}
+    same = {e["step"]: _trial_files(e, trials) for e in failed}
     if not failed or not all(same[e["step"]] or _named(e) for e in failed):
         return
     one = len(failed) == 1
