@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ..runs.model import Run
+from .expected_calls import only_arithmetic
 from .insight_words import join
 from .reading import Reading
 
@@ -43,19 +44,10 @@ def said_before_looking(r: Reading) -> tuple[int, str, str] | None:
     something before any tool call, and the run looked nothing up at any turn (its calls, if any,
     only worked out sums or made changes): what it said instead of trying a tool. None otherwise."""
     found = first_cannot(r.run)
-    if found is None or any(c.n < found[0] or not c.writes and not _worked_out(c) for c in r.calls):
+    if found is None or any(c.n < found[0] or not c.writes and not only_arithmetic(c.turn.arguments) for c in r.calls):
         return None
     made = ("the run made no call at all" if not r.calls else
             f"the run looked nothing up: its only call{'s were' if len(r.calls) > 1 else ' was'} "
             + join([f"{c.name} at turn {c.n}" for c in r.calls], 3))
     return found[0], found[1], made
 
-
-_SUM = re.compile(r"[\d\s.+\-*/()]+")
-
-
-def _worked_out(c) -> bool:
-    """A calculator's call: one text argument, an arithmetic expression, answered with a number."""
-    sent = [v for v in (c.turn.arguments.values() if isinstance(c.turn.arguments, dict) else [c.turn.arguments])
-            if isinstance(v, str)]
-    return len(sent) == 1 and _SUM.fullmatch(sent[0]) is not None and re.search(r"\d\s*[-+*/]", sent[0]) is not None

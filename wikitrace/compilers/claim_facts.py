@@ -16,6 +16,7 @@ from .arguments import _NOT_JSON, _parsed
 from .claim_checks import _COUNT_CUE, _COUNT_WORDS, comparisons, money_limits, stated_count, wrong_phrase
 from .page_items import answered_nothing
 from .reading import Call, Reading, leaves, t_is_user
+from .record_words import sentences
 from .schema import KeyFact
 from .text import clip, clip_words
 
@@ -64,7 +65,6 @@ def wrong_comparisons(r: Reading) -> list[KeyFact]:
 
 
 _EXPRESSION = re.compile(r"[\d\s.+\-*/()]+")
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _QUOTED = 200  # characters of the user's sentence with a limit, quoted whole when no longer
 
 
@@ -112,7 +112,7 @@ def limit_facts(r: Reading) -> list[KeyFact]:
         return []
     (limit, (said, text)), = limits.items()
     # the user's sentence with the limit: what it bounds (a total, the extra cost) is the reader's to weigh
-    sentence = next((x for x in _SENTENCE_BREAK.split(" ".join(text.split())) if limit in money_limits(x)), "")
+    sentence = next((x for x in sentences(text) if limit in money_limits(x)), "")
     where = (f"the user gave at turn {said}" if said is not None else "the task's instruction gives the user") + (
         f" (\"{sentence if len(sentence) <= _QUOTED else window(sentence, '$', _QUOTED)}\")" if sentence else "")
     amounts = _amounts(r)

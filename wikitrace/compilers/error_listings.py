@@ -8,6 +8,7 @@ import re
 from dataclasses import dataclass
 
 from .insight_words import join
+from .text import TITLE_KIND
 from .reading import Call, Reading, _occurs
 
 
@@ -66,11 +67,10 @@ def listed_in_errors(r: Reading, name: str, before: int | None) -> ErrorListing 
 
 _LISTED = re.compile(r"'([^'\n]+)'|\"([^\"\n]+)\"")  # an item of an error's list of near names, as quoted there
 _ARTICLE = re.compile(r"^(?:the|a|an)\s+", re.I)
-_SENSE = re.compile(r"\s*\([^()]*\)$")  # a title's disambiguator: "Twist (dance)"
 
 
 def _title_key(text: str) -> str:
-    return " ".join(_SENSE.sub("", _ARTICLE.sub("", " ".join(text.split()))).casefold().split())
+    return " ".join(TITLE_KIND.sub("", _ARTICLE.sub("", " ".join(text.split()))).casefold().split())
 
 
 def listed_as_title(r: Reading, name: str, before: int | None) -> tuple[ErrorListing, str] | None:

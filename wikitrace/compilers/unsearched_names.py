@@ -15,18 +15,14 @@ import re
 
 from .answer_case import window
 from .near_words import main_words
-from .qa_reasons import question_names
+from .qa_reasons import _flat, question_names
 from .reading import Call, Reading
+from .record_words import sentences
 from .schema import KeyFact
 
 _SHOWN = 160  # characters of the agent's thought quoted around the name
-_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _IS = r"\b(?:is|was|are|were)\s+(?:the\s+|an?\s+)?"
 _ENDS = r"(?=\s*(?:[.,;:!?]|$|\s(?:and|which|who|that)\b))"
-
-
-def _flat(text) -> str:
-    return " ".join(str(text or "").split())
 
 
 def named_unsearched(r: Reading, answer: Call) -> KeyFact | None:
@@ -48,7 +44,7 @@ def named_unsearched(r: Reading, answer: Call) -> KeyFact | None:
         # said to be the thing the question describes ("the trophy given to the winner … is the Little Brown
         # Stein."): the name ends its phrase (not "a South Korean film"), in a sentence holding two of the
         # question's main words at least
-        said = next((x for x in _SENTENCES.split(thought) if re.search(_IS + re.escape(name) + _ENDS, x)), "")
+        said = next((x for x in sentences(thought) if re.search(_IS + re.escape(name) + _ENDS, x)), "")
         if len(asked & set(main_words(said)) - set(main_words(name))) < 2:
             continue
         source = next((c for c in r.calls if c.n < answer.n and not c.error and not c.writes
