@@ -150,3 +150,52 @@ def test_a_kept_tally_without_digests_is_not_read(tmp_path):
     del raw["kinds"]["airline"]["digests"]  # as a tally of the format before digests were kept
     path.write_text(json.dumps(raw))
     assert pattern_tally.load(tmp_path, "c" * 64, set()).kept == {}
+
+
+def _count_lines(monkeypatch) -> list[int]:
+    """How many times the trial lines are worked out from the runs (not read back from a memo)."""
+    from wikitrace.corpus import trial_contrast
+
+    made = [0]
+    real = trial_contrast.lines
+
+    def counted(*args, **kwargs):
+        made[0] += 1
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(trial_contrast, "lines", counted)
+    return made
+
+
+def test_trial_lines_kept_by_the_memo_give_the_same_cases_and_never_outlive_their_runs(tau_bench_corpus, monkeypatch):
+    """The insight cases quote each run's line against the other trials of its task; an `add`
+    reads the lines back for tasks whose trials are unchanged, and works them out again for a task
+    one of whose trials changed, was forgotten or was added."""
+    runs = json.loads((tau_bench_corpus[0] / "corpus.json").read_text())["runs"]
+    made = _count_lines(monkeypatch)
+    fresh = gather(copy.deepcopy(runs))
+    assert made[0] > 10, "the dev runs must have tasks with trials of both outcomes"
+    assert any(c.get("outcome") == "success" or "successful trial" in c["text"]
+               for e in fresh for c in e.get("cases") or []), "the cases must quote trial lines"
+    kept = _memo_of(runs)
+    made[0] = 0
+    memo = SameTaskMemo(copy.deepcopy(kept))
+    assert gather(copy.deepcopy(runs), memo=memo) == fresh
+    assert made[0] == 0 and memo.used == memo.known
+
+    # a failed trial whose decisive calls changed (compiled again), and a task losing a trial
+    by_task: dict = {}
+    for r in runs:
+        by_task.setdefault(r["task_id"], []).append(r)
+    mixed = next(t for t, rs in by_task.items() if {r["outcome"] for r in rs} == {"success", "failure"} and len(rs) > 2)
+    edited = copy.deepcopy(runs)
+    loser = next(r for r in edited if r["task_id"] == mixed and r["outcome"] == "failure")
+    loser["decisive"] = {**(loser.get("decisive") or {}), "changes": []}
+    forgotten = [r for r in runs if r["step"] != next(r["step"] for r in by_task[mixed] if r["outcome"] == "success")]
+    for changed in (edited, forgotten):
+        made[0] = 0
+        expect = gather(copy.deepcopy(changed))
+        again = made[0]
+        made[0] = 0
+        assert gather(copy.deepcopy(changed), memo=SameTaskMemo(copy.deepcopy(kept))) == expect
+        assert 0 < made[0] < again  # only the changed task's lines were worked out again

@@ -28,7 +28,7 @@ from ..compilers.run_insights import STOPPED_LOOKING
 from ..templates import md_plain
 from . import layout
 from .advice_cut import KEPT, sentences
-from .applies import key_tool, task_of
+from .applies import key_tool, kind_of, task_of
 
 SHOWN = 3  # cases per page
 WIDTH = 600  # characters of a fact kept
@@ -127,15 +127,16 @@ def _other_message(text: str, shape: str) -> bool:
     return bool(alike) and not any(q.startswith(head) or head.startswith(q.rstrip("…")) for q in alike)
 
 
-def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials=None) -> None:
+def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials=None, memo=None) -> None:
     """Sets ``cases`` on the entries without answer cases whose runs kept a fact for them: the failed
     runs' first, those What to do counts (``mistake_runs``: the argument it names differed), then
     those of the kind the lesson leads with (``checked``), then runs stopped while they held the
     expected answer, before the others, so the cases show what its advice is about; then the successful runs' (``outcome``: success), at
     least one where any kept a fact; one run per task on each side, each side in step order.
     A successful run set against failed trials of its task (``trials``: corpus/trials.Trials) shows
-    the line its page leads with, where that line is about the lesson: its own fact gave way to it."""
-    lines = _TrialLines(trials)
+    the line its page leads with, where that line is about the lesson: its own fact gave way to it.
+    ``memo``: a same_task_memo.SameTaskMemo keeping each task's lines between commands."""
+    lines = _TrialLines(trials, memo)
     for entry in out:
         if entry["key"].startswith("procedure|") and not (entry.get("counts") or {}).get("failure"):
             apart_lead(entry, groups[entry["id"]], lines)
@@ -264,8 +265,9 @@ class _TrialLines:
     """The line a successful run's page leads with against the failed trials of its task
     (corpus/trial_contrast.py, as the page writer puts it), worked out once per task."""
 
-    def __init__(self, trials):
+    def __init__(self, trials, memo=None):
         self.trials = trials
+        self.memo = memo
         self.by_task: dict[tuple, dict] = {}
         self.shapes: dict[str, str] = {}  # step -> the shape of what it did that its failed trials did not
 
@@ -284,7 +286,17 @@ class _TrialLines:
             runs = self.trials.by_task.get(task, {})
             every = sorted([*runs.get("success", ()), *runs.get("failure", ())],
                            key=lambda r: layout.id_number(r["step"]))
-            self.by_task[task] = lines(every, self.shapes) if runs.get("failure") and len(every) > 1 else {}
+            if not runs.get("failure") or len(every) < 2:
+                self.by_task[task] = {}
+            elif self.memo is None:
+                self.by_task[task] = lines(every, self.shapes)
+            else:
+                def make(every=every):
+                    shapes: dict[str, str] = {}
+                    return lines(every, shapes), shapes
+
+                self.by_task[task], shapes = self.memo.task_lines(kind_of(every[0]), every, make)
+                self.shapes.update(shapes)
         return self.by_task[task]
 
     def against_success(self, entry: dict) -> str:

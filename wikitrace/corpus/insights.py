@@ -343,7 +343,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         if trial_advice and trial_advice in entry["advice"]:  # said in What to do: Evidence keeps its list only
             entry["same_task"]["advised"] = True
         quote_rule(entry, groups[entry["id"]], prompt_rules, records_held[kind_of_entry[entry["id"]]])
-    annotate_facts(out, groups, trials)  # after the lead: the cases show its kind first
+    annotate_facts(out, groups, trials, memo)  # after the lead: the cases show its kind first
     for entry in out:
         rerun_lead(entry, groups[entry["id"]], trials)
     return out

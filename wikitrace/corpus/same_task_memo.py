@@ -14,6 +14,10 @@ Kept in ``.wikitrace/same-task.json``, outside the corpus's published files: a m
 unreadable or foreign file only means every comparison is made again. Each save keeps
 the results the last gather used for each task type it gathered (a type not gathered
 keeps its results), so the file does not grow with a corpus's history.
+
+The lines a task's trials give their pages (corpus/trial_contrast.lines), which the insight
+cases quote, are kept the same way (``task_lines``), under a digest of what ``lines`` reads of
+every trial of the task (corpus/trial_pages.TRIAL_FIELDS).
 """
 
 from __future__ import annotations
@@ -27,7 +31,8 @@ from ..code_digest import code_digest
 from .pattern_tally import patterns_digest
 
 FILE = "same-task.json"
-_FORMAT = "wikitrace-same-task/3"  # 2: digests of marshalled data; 3: a run's patterns by their hex digest
+_FORMAT = "wikitrace-same-task/4"  # 2: digests of marshalled data; 3: a run's patterns by their hex digest; 4: lines
+_LINES = "lines:"  # a task's trial lines, beside the comparisons under its type: their digests are apart
 
 
 def _serial(value) -> bytes:
@@ -87,6 +92,25 @@ class SameTaskMemo:
             result = json.loads(text)  # the same shape a kept result has (tuples as lists)
         self.used.setdefault(kind, {})[key] = text
         return result
+
+    def task_lines(self, kind: str, entries: list[dict], make) -> tuple[dict, dict]:
+        """``make()`` -> (step -> line, step -> shape) for the trials ``entries`` of one task, or the
+        result an earlier gather kept for trials that read the same (lines as lists, not tuples)."""
+        from .trial_pages import TRIAL_FIELDS
+
+        h = hashlib.sha256(code_digest().encode())
+        h.update(_serial([[e.get(k) for k in TRIAL_FIELDS] for e in entries]))
+        key = _LINES + h.hexdigest()
+        text = self.known.get(kind, {}).get(key)
+        try:
+            made = json.loads(text) if text is not None else None
+        except ValueError:
+            made = None
+        if not (isinstance(made, list) and len(made) == 2 and all(isinstance(m, dict) for m in made)):
+            text = json.dumps(make())
+            made = json.loads(text)
+        self.used.setdefault(kind, {})[key] = text
+        return made[0], made[1]
 
 
 def load(root: Path) -> SameTaskMemo:
