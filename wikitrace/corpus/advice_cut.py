@@ -304,6 +304,10 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
         ordered.append(instead)
     ordered += [s for s in advice if s not in ordered]
     kept, rest = ordered[:KEPT], ordered[KEPT:]
+    if recipe in kept:  # said with the runs that settled the task so, not as an order nobody gave
+        whole = next((s for s in evidence if action(s) == recipe), recipe)
+        kept[kept.index(recipe)] = whole
+        evidence = [s for s in evidence if s != whole]
     entry["advice"] = " ".join(kept)
     evidence = [_findings(s, kept) for s in evidence]
     if mistake in rest:

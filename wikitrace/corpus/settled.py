@@ -21,15 +21,19 @@ _HERE = re.compile(r"(?<!failed )(?<!successful )(?<!scored )\bruns? here\b")
 SETTLED = "procedure|"
 CHANGE = "went-through|"
 _APART = 1_000_000  # a settled way's id while it is worked out alone: above any id handed out
-_RECIPE = "To settle the task: "  # compilers/procedure_lessons.py: how a settle lesson's recipe opens
+_RECIPE = "To settle the task: "
+_CODE_CHANGE = "file-"  # compilers/ending_words.FILE_PLACE: the source of a coding run's ending  # compilers/procedure_lessons.py: how a settle lesson's recipe opens
 
 
 def shared_key(key: str) -> str:
-    """The key an insight id is handed out by: a settle lesson on a plain call shares the id of
-    that call's change lesson (one with a source after the tool, ``procedure|Finish:lookup``,
-    keeps its own)."""
-    if key.startswith(SETTLED) and ":" not in key:
-        return CHANGE + key[len(SETTLED):]
+    """The key an insight id is handed out by: a settle lesson on a plain call, or on a call a code
+    change came before (``procedure|submit:file-task``, compilers/procedure_lessons.py), shares the
+    id of that call's change lesson; one whose source says where a free-text answer came from
+    (``procedure|Finish:looked-up``) is a way of its own and keeps its own."""
+    if key.startswith(SETTLED):
+        call, _, source = key[len(SETTLED):].rpartition(":") if ":" in key else (key[len(SETTLED):], "", "")
+        if not source or source.startswith(_CODE_CHANGE):
+            return CHANGE + call
     return key
 
 
