@@ -220,6 +220,31 @@ def test_a_successful_run_s_case_follows_its_failed_ones_and_takes_one_place_of_
     assert [c["step"] for c in alone["cases"]] == ["step-0001", "step-0003"]
 
 
+def test_an_error_page_leading_with_a_check_shows_the_change_that_check_is_about():
+    """An error whose advice became the check of the change's arguments (the page's lead counts the
+    run) shows, for a run that kept no fact on the error itself, its fact on that tool from another of
+    its lessons: the worked example of the check. A run the lead does not count, or a fact on another
+    tool, gives no case."""
+    from wikitrace.corpus.fact_cases import annotate
+
+    bags = ("update_reservation_baggages at turn 22 sent `nonfree_baggages` 1 where the task expected 0. The system "
+            "prompt's rule on `nonfree_baggages` (turn 0): \"2 free checked bag for each economy passenger\".")
+    flights = "update_reservation_flights at turn 20 sent `flights[2].flight_number` \"HAT084\" where the task expected \"HAT290\"."
+
+    def run(n: int, facts: list[str]) -> dict:
+        return {"step": f"step-{n:04d}", "outcome": "failure", "task_id": str(n),
+                "lessons": [{"key": "went-through|x", "fact": f} for f in facts] + [{"key": "error|y", "fact": ""}]}
+
+    members = [(run(1, [flights, bags]), {"fact": ""}), (run(2, [bags]), {"fact": ""}), (run(3, [flights]), {"fact": ""})]
+    entry = {"id": "insight-0001", "key": "error|update_reservation_baggages|Error: gift card balance is not enough",
+             "checked": {"kind": "rule", "steps": ["step-0001", "step-0003"]}}
+    annotate([entry], {"insight-0001": members})
+    assert [(c["step"], c["text"]) for c in entry["cases"]] == [("step-0001", bags)]  # 2 not counted; 3 other tool
+    unled = {"id": "insight-0002", "key": entry["key"]}
+    annotate([unled], {"insight-0002": members})
+    assert "cases" not in unled
+
+
 PAST = KeyFact("update_reservation_flights failed at turn 14; a later update_reservation_flights call went through at "
                "turn 18.", [14, 18], "")
 MADE = KeyFact("Make the change the task expected as this run did: update_reservation_flights at turn 18.", [18], "")

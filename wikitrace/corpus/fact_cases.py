@@ -167,7 +167,8 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
                 task = task_of(e)
                 if e["outcome"] != o or len(side[o]) == SHOWN or task in tasks[o] or task in shown_pairs:
                     continue
-                text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact")
+                text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact") or (
+                    _counted_fact(e, entry) if o == "failure" else "")
                 trial = lines.against_success(e) if o == "failure" and about_change else ""
                 text = " ".join(filter(None, (text, trial)))
                 if not text:
@@ -181,6 +182,17 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
         cases = failed + side["success"][:SHOWN - len(failed)]
         if cases:
             entry["cases"] = cases
+
+
+def _counted_fact(run: dict, entry: dict) -> str:
+    """For a failed run the page's lead counts (``checked``: the fact its What to do leads with) that
+    kept no fact for this lesson, its fact on the lesson's tool kept for another of its lessons: an
+    error whose advice is the check of the change's arguments shows the change that check is about."""
+    tool = key_tool(entry["key"])
+    if not tool or run["step"] not in ((entry.get("checked") or {}).get("steps") or ()):
+        return ""
+    return next((f for f in (lesson.get("fact") or "" for lesson in run.get("lessons") or ())
+                 if re.search(rf"(?<![\w.]){re.escape(tool)}(?![\w])", f)), "")
 
 
 # lessons on the change a run made or how it ended it: what a successful trial of its task did instead
