@@ -556,3 +556,20 @@ def test_a_name_the_agent_gave_the_thing_asked_and_never_looked_up_is_said_with_
                for f in facts), facts
     adjective = "The trophy given to the winner of the game is a Golden Oak trophy of pewter."
     assert not any("for what the question describes" in f for f in (x.text for x in compile_offline(run_of(adjective)).in_short))
+
+
+def test_the_cases_show_first_the_failed_runs_whose_task_a_trial_answered_rightly():
+    """A failed answer's case can show what a successful trial of its question answered and which
+    look-up gave it; so the runs whose question has such a trial come first (each part in step
+    order), before those whose question no trial answered."""
+    from wikitrace.corpus.answer_cases import pick
+
+    def member(n: int, task: str) -> tuple[dict, dict]:
+        return ({"step": f"step-{n:04d}", "outcome": "failure", "task_id": task},
+                {"case": {"tool": "Finish", "given": f"a{n}", "expected": f"b{n}"}})
+
+    members = [member(1, "q1"), member(2, "q2"), member(3, "q3"), member(4, "q4")]
+    answered = {"q2", "q4"}
+    picked = pick(members, won=lambda e: e["task_id"] in answered)
+    assert [e["step"] for e, _c in picked] == ["step-0002", "step-0004", "step-0001"]
+    assert [e["step"] for e, _c in pick(members)] == ["step-0001", "step-0002", "step-0003"]

@@ -35,9 +35,11 @@ def case_of(lesson: dict) -> dict | None:
     return case if isinstance(case, dict) and case.get("given") is not None else None
 
 
-def pick(members: list[tuple[dict, dict]], shown: int = SHOWN) -> list[tuple[dict, dict]]:
+def pick(members: list[tuple[dict, dict]], shown: int = SHOWN, won=None) -> list[tuple[dict, dict]]:
     """Up to ``shown`` (run, case) pairs, the first run of each task in step order: three trials of
-    one question would show one mistake three times. Cases that record the expected answer first."""
+    one question would show one mistake three times. Cases that record the expected answer first,
+    and among them those of a failed run whose task a trial answered rightly (``won(run)``: its case
+    can then show what that trial answered and from which look-up)."""
     firsts, tasks = [], set()
     for e, lesson in members:
         case = case_of(lesson)
@@ -45,7 +47,9 @@ def pick(members: list[tuple[dict, dict]], shown: int = SHOWN) -> list[tuple[dic
             continue
         tasks.add(task_of(e))
         firsts.append((e, case))
-    firsts.sort(key=lambda ec: "expected" not in ec[1])  # stable: step order within each half
+    # stable: step order within each part
+    firsts.sort(key=lambda ec: ("expected" not in ec[1],
+                                won is not None and ec[0]["outcome"] == "failure" and not won(ec[0])))
     return firsts[:shown]
 
 
@@ -253,9 +257,13 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], kind_o
                 successes[kind].append((e, case))
     for kind in successes:
         successes[kind].sort(key=lambda ec: ec[0]["step"])
+    def won(run: dict) -> bool:
+        task = trials.group(run) if trials is not None else None
+        return task is not None and bool(trials.by_task.get(task, {}).get("success"))
+
     for entry in out:
         members = groups[entry["id"]]
-        chosen = pick(members)
+        chosen = pick(members, won=won)
         if not chosen:
             continue
         entry["cases"] = [{"step": e["step"], "text": case_text(c, e["outcome"] == "success")} for e, c in chosen]
