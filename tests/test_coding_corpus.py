@@ -353,7 +353,12 @@ def test_a_run_that_settled_on_tests_it_had_just_seen_fail_learns_to_settle_once
     text = (out / "insight" / f"{lesson['id']}.md").read_text()
     assert "title: \"After the last edit, settle only once python shows the tests pass\"" in text
     assert "Runs of this task type that met it: 1 failed, 0 successful." in text
-    assert "submit or end only once it passes." in text
+    assert "call submit only once it passes." in text
+    # the Claude Code session has no submit: its page says to end the run only once the tests pass
+    ended = next(i for i in data["insights"] if i["key"] == "ended|failing-tests" and session in
+                 [s["step"] for s in i["sources"]])
+    said = (out / "insight" / f"{ended['id']}.md").read_text()
+    assert "end the run only once it passes." in said and "submit" not in said.split("## Evidence")[0]
 
 
 def test_an_edit_that_wrote_a_name_the_log_only_showed_spelt_otherwise_is_flagged_on_its_page(coding_out):

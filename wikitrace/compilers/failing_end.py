@@ -54,7 +54,8 @@ def failing_end_insight(r: Reading, check: Call, settled: Call | None) -> Candid
     return make_insight(
         FAILING_END, f"After the last edit, settle only once {verb(check)} shows the tests pass",
         "When the tests run after your last edit still report failures, the change is not done: read the failing "
-        "test's assertion, change the code it exercises and rerun the same command; submit or end only once it "
-        "passes.",
-        f"In {kind_of_tasks(r)}, after editing the code and running its tests, before submitting or ending.",
+        "test's assertion, change the code it exercises and rerun the same command; "
+        + (f"call {settled.name} only once it passes." if settled is not None else "end the run only once it passes."),
+        f"In {kind_of_tasks(r)}, after editing the code and running its tests, "
+        + (f"before calling {settled.name}." if settled is not None else "before ending the run."),
         f"turn {check.n}: {label(check, 80)} still reported failing tests ({said_back(check, 90)}); {ended}", False)
