@@ -29,6 +29,26 @@ def test_a_counted_sentence_moves_to_evidence_and_leaves_its_instruction():
     assert entry["counted"][1].endswith("(one-sided Fisher p = 0.38).")
 
 
+def test_a_retry_no_run_backs_gives_way_to_what_the_failed_runs_pages_show():
+    """The runs that got past the error by swapping the value all failed: the retry it names is no fix,
+    so the check their pages show leads What to do, the retry after it. A retry the evidence backs
+    keeps the lead."""
+    from wikitrace.corpus.retry_advice import UNPROVEN
+
+    guideline = ('When T answers "Error: not enough seats on flight …", replace the flights value the message names '
+                 "(in 5 of the 5 runs here) with one a look-up shows can work, before calling T again. Getting the call "
+                 "through is not enough: the 4 runs here that got past it all failed (flights changed: 4 runs). In 3 "
+                 "of the 5 failed runs here, T failed on an option a look-up had shown without enough of it: read what "
+                 "the look-up showed for the option before T.")
+    unbacked = {"guideline": guideline, UNPROVEN: True}
+    cut(unbacked)
+    assert unbacked["advice"].startswith("Read what the look-up showed for the option before T. When T answers ")
+    assert UNPROVEN not in unbacked  # a mark for the cut, not a field of corpus.json
+    backed = {"guideline": guideline}
+    cut(backed)
+    assert backed["advice"].startswith('When T answers "Error: not enough seats on flight …", replace')
+
+
 def test_numbers_inside_quotes_do_not_make_a_sentence_a_count():
     assert not counted('When T answers "Error 404: 3 items", retry with the id it names.')
     assert counted("Successful runs did so in 4 of 5 runs.")

@@ -291,7 +291,8 @@ def _payment_retry(run_id: str, amounts: list[int], success: bool) -> dict:
 def test_a_retry_whose_amounts_add_up_to_the_figure_the_error_names_is_taught_as_such():
     (err,) = [i for i in _insights(_payment_retry("pay-1", [250, 55], True)) if i.key.startswith("error|")]
     assert err.key == "error|book_reservation|Error: payment amount does not add up, total price is …, but paid …"
-    assert "with the amounts in payment_methods adding up to the figure the error names" in err.guideline
+    assert ("with the amounts in payment_methods adding up to the figure the error names, once that figure is what "
+            "the request should cost") in err.guideline  # the figure is the price of the call as sent, right or not
     # amounts that still miss the total are no such fix: the advice stays with what changed
     (miss,) = [i for i in _insights(_payment_retry("pay-2", [250, 45], True)) if i.key.startswith("error|")]
     assert "adding up" not in miss.guideline and "`payment_methods` changed" in miss.guideline

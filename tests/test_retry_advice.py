@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from wikitrace.corpus.retry_advice import untested_fix
+from wikitrace.corpus.retry_advice import UNPROVEN, untested_fix
 
 _GOT_PAST = "turn 13: got past it at turn 20 (with flights changed); the message named the flights value sent"
 _PAST = {"kind": "past-date"}
@@ -97,6 +97,7 @@ def test_where_no_successful_run_that_met_the_error_got_the_call_through_telling
     entry["contrast"] = {"counted": {"success": {"sources": 0, "steps": ["step-0115", "step-0165"], "more": 0}}}
     untested_fix(entry, [_member(72, "22", False), _member(122, "22", False)], through)
     assert "replace the flights value the message names" in entry["guideline"], entry["guideline"]
+    assert entry.get(UNPROVEN)  # a swap two runs made and failed with: the cut leads with what their pages show
     # a failed run whose task expected the call (sent with other flights): for it the call was to be made
     entry = _entry()
     entry["contrast"] = {"counted": {"success": {"sources": 0, "steps": ["step-0115", "step-0165"], "more": 0}}}

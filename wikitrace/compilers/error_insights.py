@@ -267,8 +267,10 @@ def error_insight(r: Reading, err: Call) -> CandidateInsight:
             taken = [k for k in changed if named_by(listed, x.get(k), y.get(k))]
             summed = [k for k in changed if sums_to_named(listed, y.get(k))]
             spans = join([f"`{k}`" for k in changed])  # in code: the insight layer quotes the prompt's rule on it
+            # the figure is the system's price for the call as sent: right only when the call is (a failed run
+            # paid it and still failed), so the check comes with it
             advice = (f"call {err.name} again with the amounts in {join(summed)} adding up to the figure the error "
-                      "names" if summed else
+                      "names, once that figure is what the request should cost" if summed else
                       f"call {err.name} again with {join(taken)} taken from what the error lists" if taken else
                       f"call {err.name} again with {spans} exactly as {swap[1]} returns it (the refused value stood "
                       "in no answer before it)" if swap and swap[1] else

@@ -30,6 +30,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from .retry_advice import NOT_ENOUGH, UNPROVEN
+
 KEPT = 3  # sentences What to do keeps
 # words a sentence of this package uses only when it weighs counts, not when it gives advice
 _VERDICT = ("not a proven cause", "is not shown to", "did not decide", "not a count", "no successful run",
@@ -281,6 +283,8 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
     # the counted lead ``mistake`` restates: its own instruction says the same less exactly
     superseded = (entry.get("checked") or {}).get("said", "")
     recipe = action(entry.pop("recipe", ""))  # settled.fold: the successful runs' way to the change (no field kept)
+    found: list[str] = []  # what counted findings other than the trigger's say to do
+    unproven = entry.pop(UNPROVEN, False)  # retry_advice.untested_fix: no run backs the trigger's retry
     for s in sentences(entry["guideline"]):
         if not counted(s):
             advice.append(s.replace(_POINTER, ""))
@@ -289,12 +293,17 @@ def cut(entry: dict, mistake: str = "", instead: str = "") -> None:
         do = "" if mistake and superseded and superseded in s else action(s)
         if do and do not in advice:
             advice.append(do)
+            if not _TRIGGER.match(s) and NOT_ENOUGH not in s:
+                found.append(do)
     if mistake and _opening(mistake):  # advice opening as the mistake's does ("Before X, ...") says the same, less exactly
         advice = [s for s in advice if _opening(s) != _opening(mistake)]
     # a mistake said as what to do when the page's error comes (passed_errors.merge) is the trigger itself;
     # the successes' difference from their own tasks' failed trials, where the page's pattern decides nothing
     ordered = [mistake] if _TRIGGER.match(mistake) else [instead] if instead and _instead_leads(entry) else (
         [s for s in advice if _TRIGGER.match(s)][:1] or [s for s in advice if not _pointer(s)][:1] or advice[:1])
+    if unproven and found and not mistake:
+        # the runs that got past the error as its advice says all failed: what their pages show went wrong leads
+        ordered.insert(0, found[0])
     ordered += [mistake] if mistake and mistake not in ordered else [
         s for s in advice if s not in ordered and s != recipe][:1]
     ordered += [s for s in advice if s not in ordered and _RULE_CHECK.search(s)][:1]

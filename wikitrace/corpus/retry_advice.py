@@ -17,6 +17,7 @@ _GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:c
                        r"|with the amounts in .+|as .+)\)(?:; the message named the (.+?) values? sent)?"
                        r"(?:; " + re.escape(DEAD_END) + r")?$")
 NOT_ENOUGH = "Getting the call through is not enough"  # opens the count of runs that got past it and failed
+UNPROVEN = "unproven_retry"  # set on an entry whose retry advice no run backs; read (and dropped) by advice_cut.cut
 _NAMED = re.compile(r"; the message named the (.+?) values? sent$")
 
 
@@ -68,13 +69,16 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = (), by_step: di
                 f"the {run_counts.runs_of(stopped, 'successful runs', paren=True)} of this task type that met it "
                 f"got no {tool} call through after it; send another value only where a look-up shows one that "
                 "can work and the request allows it")
-    elif what:
-        said = (f"replace the {what} value the message names{seen} with one a look-up shows can work, or tell the "
-                f"user it cannot be done, before calling {tool} again")
     else:
-        # the message names no value of the call: what to recheck is the call itself, not a value to swap
-        said = (f"check the call's arguments against the request and the records looked up before calling {tool} "
-                "again, or tell the user it cannot be done")
+        if what:
+            said = (f"replace the {what} value the message names{seen} with one a look-up shows can work, or tell the "
+                    f"user it cannot be done, before calling {tool} again")
+        else:
+            # the message names no value of the call: what to recheck is the call itself, not a value to swap
+            said = (f"check the call's arguments against the request and the records looked up before calling {tool} "
+                    "again, or tell the user it cannot be done")
+        if runs > 1:  # a retry no run shows working: what their pages show went wrong leads (advice_cut.cut)
+            entry[UNPROVEN] = True
     if runs == 1:
         entry["guideline"] = f"{head}, {said}."
         return
