@@ -8,6 +8,8 @@ lesson, one that does not is never claimed, and a set without successes says "no
 
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 
@@ -120,8 +122,10 @@ def test_a_separating_field_becomes_the_lesson_with_its_counts(tmp_path):
     assert not [i for i in data["insights"] if i["key"].startswith("procedure|")]
     assert failed["counts"]["success"] == 12
     assert failed["advice"].startswith("Before void_booking, look up the record `booking_id` points at and check `fare`.")
-    assert failed["advice"].endswith("Look with get_booking, then call void_booking, taking booking_id from the task "
-                                     "statement.")
+    # said as the successful runs' way, with their counts, not as an order nobody gave
+    assert re.search(r"The 12 successful runs here settled the task this way: look with get_booking \(12 of 12\), then "
+                     r"call void_booking, taking booking_id from the task statement \(12 of the 12 successful runs "
+                     r"here\)\.$", failed["advice"]), failed["advice"]
 
 
 def test_a_field_spread_alike_over_both_sides_is_not_claimed(tmp_path):

@@ -528,9 +528,14 @@ def test_the_submit_lesson_shows_what_failed_edits_wrote_apart_from_their_succes
                  lost in [s["step"] for s in i["sources"]])
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     cases = page.split("## Cases\n", 1)[1].split("\n## ", 1)[0]
-    case = next(line for line in cases.splitlines() if line.startswith(f"- [{lost}]"))
-    assert (f"The successful trial {won} of its task changed the same file as {lost} (NumberParser.java, in "
-            "\\`parseLong\\`), and replaced \\`value = value * 10 + (c - '0');\\`") in case, case
+    # the pair, said from either side: the failed run's case, or its successful trial's (which then names it)
+    case = next(line for line in cases.splitlines() if line.startswith((f"- [{lost}]", f"- [{won}]")))
+    if case.startswith(f"- [{lost}]"):
+        assert (f"The successful trial {won} of its task changed the same file as {lost} (NumberParser.java, in "
+                "\\`parseLong\\`), and replaced \\`value = value * 10 + (c - '0');\\`") in case, case
+    else:
+        assert (f"The other failed trial, {lost}, changed the same file as this run (NumberParser.java, in "
+                "\\`parseLong\\`) but left \\`value = value * 10 + (c - '0');\\`") in case, case
     # the code is escaped once, by the page: `<` shows as itself, not as a backslash and a bracket
     assert "\\`if (value \\< 0 && " in case and "\\\\\\<" not in page
     from wikitrace.check import check_corpus

@@ -441,8 +441,9 @@ def test_a_look_up_successful_runs_made_before_the_change_is_what_the_page_says_
     page = (out / "insight" / f"{entry['id']}.md").read_text()
     what_to_do = page.split("## What to do\n", 1)[1].split("\n## ", 1)[0]
     assert what_to_do.startswith("Before update_reservation_flights, call search_direct_flight")
-    assert ("Look with get_reservation_details and search_direct_flight, then call update_reservation_flights, "
-            "taking cabin from the task statement;") in what_to_do
+    assert re.search(r"The 6 successful runs here settled the task this way: look with get_reservation_details "
+                     r"\(6 of 6\) and search_direct_flight \(6 of 6\), then call update_reservation_flights, taking "
+                     r"cabin from the task statement", what_to_do), what_to_do
     assert "- [step-0000](../compilation/step-0000.md) (success): turn 6: update_reservation_flights" in page
     # the contrast's counts (6 failed, 6 successful whose change went through) are the joined Sources
     assert "The runs counted there are the ones under Sources." in page and "## Runs behind the counts" not in page

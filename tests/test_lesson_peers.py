@@ -26,8 +26,9 @@ def test_a_change_successful_runs_settled_with_and_failed_runs_also_made_is_one_
     assert went["counts"] == {"runs": 4, "success": 2, "failure": 2}
     assert not [i for i in data["insights"] if i["key"].startswith("procedure|")]
     # what set the successes apart from the failed trials of their task is the advice, after the check
-    assert ("Look with get_reservation_details, then call update_reservation_baggages, taking flights from "
-            "get_reservation_details;") in went["advice"]
+    assert re.search(r"The 2 successful runs here settled the task this way: look with get_reservation_details "
+                     r"\(2 of 2\), then call update_reservation_baggages, taking flights from get_reservation_details",
+                     went["advice"]), went["advice"]
     assert went["advice"].endswith("In a run like these, check the value of total_baggages for "
                                    "update_reservation_baggages against the request: the successful trials of the "
                                    "same tasks gave update_reservation_baggages another value of total_baggages."), \

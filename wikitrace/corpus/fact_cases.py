@@ -133,8 +133,7 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
     those of the kind the lesson leads with (``checked``), then runs stopped while they held the
     expected answer, before the others, so the cases show what its advice is about; then the successful runs' (``outcome``: success), at
     least one where any kept a fact, those set against failed trials of their task first; one run per
-    task on each side, and a task whose failed case shows its successful trial's line not again among
-    the successes.
+    task on each side.
     A successful run set against failed trials of its task (``trials``: corpus/trials.Trials) shows
     the line its page leads with, where that line is about the lesson: its own fact gave way to it.
     ``memo``: a same_task_memo.SameTaskMemo keeping each task's lines between commands."""
@@ -156,28 +155,24 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
                                                  HELD_UNGIVEN not in (m[1].get("fact") or "")))
         side: dict[str, list[dict]] = {"failure": [], "success": []}
         tasks: dict[str, set] = {"failure": set(), "success": set()}
-        paired: list = []  # each failed case's task when it shows its successful trial's line, else None
+        # a successful source's task: its case sets it against its failed trials already
+        won = {task_of(e) for e, _l in members if e["outcome"] == "success"}
         about_change = entry["key"].split("|", 1)[0] in _ABOUT_THE_CHANGE
-        for o in ("failure", "success"):
-            # a successful trial whose pair a failed case above shows already: not shown twice
-            shown_pairs = {t for t in paired[:SHOWN - 1] if t is not None}
-            # a success set against its failed trials first: one that only did what the page says shows less
-            ordered = members if o == "failure" else sorted(members, key=lambda m: not lines.about(*m))
-            for e, lesson in ordered:
-                task = task_of(e)
-                if e["outcome"] != o or len(side[o]) == SHOWN or task in tasks[o] or task in shown_pairs:
-                    continue
-                text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact") or (
-                    _counted_fact(e, entry) if o == "failure" else "")
-                trial = lines.against_success(e) if o == "failure" and about_change else ""
-                text = " ".join(filter(None, (text, trial)))
-                if not text:
-                    continue
-                tasks[o].add(task)
-                if o == "failure":
-                    paired.append(task if trial else None)
-                side[o].append({"step": e["step"], "text": text, "checked": True,
-                                **({"outcome": o} if o == "success" else {})})
+        # a success set against its failed trials first: one that only did what the page says shows less
+        ordered = sorted(members, key=lambda m: m[0]["outcome"] == "success" and not lines.about(*m))
+        for e, lesson in ordered:
+            o, task = e["outcome"], task_of(e)
+            if o not in side or len(side[o]) == SHOWN or task in tasks[o]:
+                continue
+            text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact") or (
+                _counted_fact(e, entry) if o == "failure" else "")
+            if o == "failure" and about_change and (text or task not in won):
+                text = " ".join(filter(None, (text, lines.against_success(e))))
+            if not text:
+                continue
+            tasks[o].add(task)
+            side[o].append({"step": e["step"], "text": text, "checked": True,
+                            **({"outcome": o} if o == "success" else {})})
         failed = side["failure"][:SHOWN - 1 if side["success"] else SHOWN]
         cases = failed + side["success"][:SHOWN - len(failed)]
         if cases:
