@@ -117,7 +117,12 @@ def untold_fact(r: Reading) -> KeyFact | None:
     if other is not None:  # it told a figure, a wrong one: the changes or the sum behind it differed
         text += f"; its report at turn {other[0]} gave {join(other[1], 2)} instead"
         turns.append(other[0])
-    return KeyFact(text + ".", sorted(set(turns)))
+    # counted across runs (corpus/untold_counts.py): had it in a tool's answer, told another figure, or neither
+    about = [w for w, hit in (("held", held), ("other", other is not None)) if hit]
+    return KeyFact(text + ".", sorted(set(turns)), UNTOLD_FACT, about)
+
+
+UNTOLD_FACT = "untold"  # the kind of ``untold_fact``'s fact
 
 
 _FIGURE = re.compile(r"\$?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")  # a whole word: not HAT311, not 2024-05-15

@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Iterable
 
-from . import conditions, failed_only_facts, layout, passed_errors, run_counts, settled
+from . import conditions, failed_only_facts, layout, passed_errors, run_counts, settled, untold_counts
 from .advice_fit import weigh as weigh_advice
 from .quoted_tally import quoted_plainly
 from .advice_cut import action, cut as cut_advice
@@ -303,6 +303,7 @@ def gather(runs: Iterable[dict], previous: dict | None = None, memo=None, tally:
         lead_with_facts(entry, groups[entry["id"]], weighed[(kind, pattern)], ways[kind], rules.get(kind))
         failed_only_facts.say(entry, groups[entry["id"]], _key_tool(entry["key"]))  # those too few to lead
         failed_only_facts.unagreed(entry, groups[entry["id"]])
+        untold_counts.split(entry, failed_by.get((kind, entry["key"]), []))
         no_call_lead(entry, groups[entry["id"]], ways[kind])
         looked_up_instead.lead(entry, groups[entry["id"]], trials)
         differences_lead(entry, groups[entry["id"]], ways[kind])
