@@ -46,7 +46,7 @@ def test_every_run_of_every_experiment_is_compiled_as_a_trial_of_its_task(tmp_pa
     step = {r["run_id"]: r["step"] for r in data["runs"]}
     llama = (out / "compilation" / f"{step['swe-llama/acme__jsonkit-101']}.md").read_text()
     # the failed trial edited the test file, the successful one the parser: said so, never "the same calls"
-    assert "made the change edit of NumberParser.java at its turn 3; this run made edit of NumberParserTest.java" in llama
+    assert "edited NumberParser.java at its turn 3; this run edited NumberParserTest.java instead" in llama
 
 
 import pytest  # noqa: E402
@@ -187,7 +187,7 @@ def test_a_run_the_harness_ended_before_its_submit_is_not_said_to_have_left_it_o
     assert ("the harness ended this run before it made it; the log records this run's model cost as 3 over 7 calls, "
             "and the successful trial's as 0.61 over 8: no more calls than it, each dearer.") in mine
     theirs = (out / "compilation" / f"{won}.md").read_text()
-    assert f"was ended by the harness before making it ([{llama}]({llama}.md))" in theirs
+    assert f"was ended by the harness before any submit call ([{llama}]({llama}.md))" in theirs
     # it had no turn left to submit: its successful trial's page does not tell the reader to submit as if
     # the failed one had chosen not to
     (line,) = [x for x in theirs.splitlines() if f"[{llama}]({llama}.md)" in x and "ended by the harness" in x]

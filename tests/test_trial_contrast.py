@@ -379,6 +379,14 @@ def _went_through(run) -> dict[str, list[int]]:
     return out
 
 
+# a call a line says a trial made: "made the change cancel_reservation(…)", "made the submit call", "edited X"
+_MADE = r"(?:made the change ([^\s(]+)|made the ([^\s(]+) call|(edit)ed [^\s(]+)"
+
+
+def _made_name(m: re.Match) -> str:
+    return m.group(1) or m.group(2) or m.group(3)
+
+
 def _holds(line: str, mine, theirs) -> None:
     """Each claim the line makes of this run (``mine``) and of the other trial (``theirs``)."""
     own, other = _went_through(mine), _went_through(theirs)
@@ -390,25 +398,26 @@ def _holds(line: str, mine, theirs) -> None:
     if m:
         assert m.group(1) not in own, line
         claims += 1
-    m = re.search(r"made the change ([^\s(]+).*? at its turn (\d+)", line)
+    m = re.search(_MADE + r".*? at its turn (\d+)", line)
     if m:
-        assert int(m.group(2)) in other.get(m.group(1), []), line
+        assert int(m.group(4)) in other.get(_made_name(m), []), line
         claims += 1
     m = re.search(r"trials? of this task made no (\S+) call that went through", line)
     if m:
         assert m.group(1) not in other, line
         claims += 1
-    m = re.match(r"Make (?:the )?([^\s(,]+).*?as this run did at turn (\d+): .* never made it", line)
+    m = re.match(r"(?:Make (?:the )?([^\s(,]+)|(Edit) [^\s(,]+).*?as this run did at turn (\d+): .* never made it", line)
     if m:  # an instruction: this run made the call; the other trial did not (its calls are this run's up to the cut)
-        assert int(m.group(2)) in own.get(m.group(1), []) and int(m.group(2)) not in other.get(m.group(1), []), line
+        name = m.group(1) or m.group(2).lower()
+        assert int(m.group(3)) in own.get(name, []) and int(m.group(3)) not in other.get(name, []), line
         claims += 1
     m = re.match(r"Make no (\S+) change, as this run had none go through: .* made the change (\S+?)[( ]", line)
     if m:
         assert m.group(1) not in own and m.group(2) in other, line
         claims += 1
-    m = re.search(r"made the change ([^\s(]+).*? at its turn (\d+).*; this run never made it", line)
+    m = re.search(_MADE + r".*? at its turn (\d+).*; this run never made it", line)
     if m:  # this run's calls are the other trial's up to the cut: the same act would have the same turn
-        assert int(m.group(2)) not in own.get(m.group(1), []), line
+        assert int(m.group(4)) not in own.get(_made_name(m), []), line
         claims += 1
     m = re.search(r"after (\S+?)\(.*?\) at its turn (\d+), a look-up this run never made", line)
     if m:  # the other trial's look-up at that turn; this run made no such call at that turn

@@ -22,7 +22,7 @@ from .trial_edits import code_instead, edits_apart, other_way, same_calls as _sa
 from .trial_leads import LEAD_ENDS, missed_lead
 from .trial_recur import ANSWER_DO, made_by, recurring
 from .trial_success import _told_apart, success_line
-from .trial_wording import _answer_found, _call, _call_keys, _Line, _shown, _sources, _t, stopped
+from .trial_wording import _answer_found, _call, _call_keys, _Line, _made, _shown, _sources, _t, stopped
 
 
 def _costs(entry: dict, best: dict) -> str:
@@ -107,8 +107,8 @@ def failure_line(entry: dict, won: list[dict], total: int, compare=compare) -> t
         mine = f"this run sent {_t(_shown(d.other['values'], key))}"
     elif kind == "missing":
         keys = _call_keys(d.ref)
-        theirs = f"made the change {_t(_call(d.ref))}{at}{_sources(d.ref, keys, False)}{_unread(entry, d.ref, keys)}"
-        mine = (f"this run made {_t(_call(d.other))} instead" if d.other else
+        theirs = f"{_t(_made(d.ref))}{at}{_sources(d.ref, keys, False)}{_unread(entry, d.ref, keys)}"
+        mine = (f"this run {_t(_made(d.other, instead=True))} instead" if d.other else
                 "this run made no calls at all" if (entry.get("decisive") or {}).get("no_calls") else
                 "the harness ended this run before it made it" + _costs(entry, best) if stopped(entry)
                 else "this run never made it")

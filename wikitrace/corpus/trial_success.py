@@ -12,7 +12,7 @@ from ..compilers.trial_record import answer_norm, looked_up
 from .answered_refusals import shared_cites
 from .trial_compare import _RANK, Diff, compare, decides
 from .trial_edits import changed_files as _changed_files, edits_apart, same_calls as _same_calls
-from .trial_wording import (SHOWN, _answer_found, _call, _call_keys, _Line, _other_side, _shown, _sources, _t, stopped,
+from .trial_wording import (SHOWN, _answer_found, _call, _call_keys, _Line, _made, _other_side, _shown, _sources, _t, stopped,
                             others_phrase)
 
 
@@ -64,8 +64,7 @@ def _instruction(entry: dict, ref: Diff, k: int, asked: list, alike: bool,
         return (f"Send `{key}` {_t(_shown(ref.ref['values'], key))} in {ref.aspect[1]}{_sources(ref.ref, [key], True, False)}, "
                 f"as this run did"), [ref.ref["turn"]], f"args|{ref.aspect[1]}|{key}"
     if kind == "missing":
-        shown = _call(ref.ref)
-        return (f"Make {_t(shown) if shown != ref.aspect[1] else f'the {shown} call'}"
+        return (f"{_t(_made(ref.ref, order=True))}"
                 f"{_sources(ref.ref, _call_keys(ref.ref), True)}, as this run did at turn {ref.ref['turn']}"
                 + (" (the change the task expected)" if ref.ref.get("expected") else "")), [ref.ref["turn"]], \
         f"make|{ref.aspect[1]}"

@@ -43,6 +43,18 @@ def _call(c: dict) -> str:
     return f"{c['tool']}({_clip(args, 90)})" if args else c["tool"]
 
 
+def _made(c: dict, order: bool = False, instead: bool = False) -> str:
+    """Making the call ``c``, as a line says it: "edited stats.py", "made the submit call", "made the
+    change cancel_reservation(reservation_id H8Q05L)"; ``order``: as an instruction ("Edit stats.py");
+    ``instead``: set against another call, which has named it a change already ("made cancel_reservation(…)")."""
+    shown = _call(c)
+    if c.get("file") and c["tool"] == "edit" and shown.startswith("edit of "):
+        return f"{'Edit' if order else 'edited'} {shown[len('edit of '):]}"
+    if order:
+        return f"Make the {shown} call" if shown == c["tool"] else f"Make {shown}"
+    return f"made the {shown} call" if shown == c["tool"] else f"made {shown}" if instead else f"made the change {shown}"
+
+
 def _t(text: str) -> str:
     return visible(md_text(text))
 
@@ -95,9 +107,9 @@ def _other_side(d: Diff, cut_short: bool = False) -> str:
     if kind == "args":
         return f"sent `{d.aspect[2]}` {_t(_shown(d.other['values'], d.aspect[2]))}"
     if kind == "missing":
-        return (f"made {_t(_call(d.other))} instead" if d.other else
-                "was ended by the harness before making it" if cut_short else "never made it")
-    return f"made the change {_t(_call(d.other))}"
+        return (f"{_t(_made(d.other, instead=True))} instead" if d.other else
+                f"was ended by the harness before any {_t(d.aspect[1])} call" if cut_short else "never made it")
+    return _t(_made(d.other))
 
 
 def _sources(call: dict, keys: list[str], own: bool, named: bool = True) -> str:
