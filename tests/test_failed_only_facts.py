@@ -48,6 +48,18 @@ def test_one_run_another_tool_or_a_lesson_on_no_tool_get_none():
         assert entry["guideline"] == _entry()["guideline"], (tool, entry["guideline"])
 
 
+def test_a_page_of_one_failed_run_says_its_fact_since_it_is_all_the_evidence():
+    """One run among several is no count; a page whose only failed run holds the fact has nothing else
+    to go by, so the fact is said (a blind rater asked a one-run seat error page to state the check)."""
+    entry = _entry()
+    say(entry, [_member(1, [PAST]), _member(2, [], outcome="success")], "cancel_trip")
+    assert ("In the one failed run here, cancel_trip acted on a record whose dates in an earlier look-up were all "
+            "before the current time the system prompt states (step-0001;") in entry["guideline"], entry["guideline"]
+    alone = _entry()  # a page of successful runs only has no failed run to speak of
+    say(alone, [_member(1, [PAST], outcome="success")], "cancel_trip")
+    assert alone["guideline"] == _entry()["guideline"]
+
+
 def test_a_sentence_after_a_quote_cut_short_is_a_sentence_of_its_own():
     text = 'Do what it asks: "Before any change, list the details and …" In 2 of the 5 failed runs here, x.'
     assert sentences(text) == ['Do what it asks: "Before any change, list the details and …"',

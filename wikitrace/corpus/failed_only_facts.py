@@ -49,8 +49,8 @@ def say(entry: dict, members: list[tuple[dict, dict]], tool: str) -> None:
             continue
         hit = [e for e in failed if any(f.get("kind") == kind and tool in (f.get("about") or ())
                                         for f in e.get("facts") or [])]
-        if len(hit) < 2:
-            continue  # one run is no count
+        if not hit or len(hit) < min(2, len(failed)):
+            continue  # one run is no count, but on a page of one failed run, where it is all the evidence
         steps = sorted(e["step"] for e in hit)
         lines.append(f"In {run_counts.part_of(hit, failed)}, {what.format(t=tool)} "
                      f"({', '.join(steps)}; each page's \"In short\" gives the fact and its turns; checked only on "
