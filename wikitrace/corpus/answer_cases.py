@@ -340,6 +340,18 @@ def _never_seen(members: list[tuple[dict, dict]], trials) -> str:
             "from them.")
 
 
+def _own_side(entry: dict) -> list[str]:
+    """The length rule's sentences a page shows: the counts over both slips, its own slip's ("Too
+    long: …" on the too-long page), the counts by kind of answer; the rule they give only where What
+    to do does not say it already. Each page of the pair shows its side once, not both."""
+    rule = entry.get("length_rule") or []
+    side = entry["key"].split("|")[2] if entry.get("opposite") and entry["key"].count("|") >= 2 else ""
+    other = {LONG: "Too short: ", SHORT: "Too long: "}.get(side)
+    advice = entry.get("advice") or entry.get("guideline") or ""
+    return [x for x in rule if not (other and x.startswith(other))
+            and not (x.startswith("So: ") and x[4:].rstrip(".") in advice)]
+
+
 def markdown(entry: dict, link, titles: dict[str, str] | None, md) -> tuple[str, str]:
     """The page's Cases section body and its Evidence lines, as markdown: run text escaped by
     ``md``, the links written here (``link`` a layout.Linker)."""
@@ -348,14 +360,14 @@ def markdown(entry: dict, link, titles: dict[str, str] | None, md) -> tuple[str,
     cases = [f"- [{c['step']}]({link.rel(layout.compilation_doc(c['step']))})"
              f"{' (successful)' if c.get('outcome') == 'success' else ''}: {md(c['text'])}"
              for c in entry.get("cases") or []]
-    rule = entry.get("length_rule") or []
+    rule = _own_side(entry)
     if rule:
         cases += ["", md(" ".join(rule))]
     if entry.get("opposite"):
         other = entry["opposite"]
         title = md((titles or {}).get(other, other))
-        cases += ["", f"The opposite slip has its own page: [{title}]({link.rel(layout.insight_doc(other))}); "
-                      "the counts above cover both."]
+        cases += ["", f"The opposite slip has its own page: [{title}]({link.rel(layout.insight_doc(other))}), "
+                      "with its own side's counts."]
     lines = entry.get("versus") or []
     versus = ("What the successful runs of this task type did before their answer, against the failed runs here:\n"
               + "\n".join(f"- {md(x)}" for x in lines)) if lines else ""
