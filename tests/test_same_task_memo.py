@@ -158,12 +158,15 @@ def _count_lines(monkeypatch) -> list[int]:
 
     made = [0]
     real = trial_contrast.lines
+    made_for: list[list[str]] = []  # the steps of each task whose lines were worked out
 
-    def counted(*args, **kwargs):
+    def counted(entries, *args, **kwargs):
         made[0] += 1
-        return real(*args, **kwargs)
+        made_for.append([e["step"] for e in entries])
+        return real(entries, *args, **kwargs)
 
     monkeypatch.setattr(trial_contrast, "lines", counted)
+    made.append(made_for)
     return made
 
 
@@ -183,19 +186,29 @@ def test_trial_lines_kept_by_the_memo_give_the_same_cases_and_never_outlive_thei
     assert gather(copy.deepcopy(runs), memo=memo) == fresh
     assert made[0] == 0 and memo.used == memo.known
 
-    # a failed trial whose decisive calls changed (compiled again), and a task losing a trial
+    # a failed trial whose decisive calls changed (compiled again), and a task losing a trial: of a task
+    # whose lines the cases read
     by_task: dict = {}
     for r in runs:
         by_task.setdefault(r["task_id"], []).append(r)
-    mixed = next(t for t, rs in by_task.items() if {r["outcome"] for r in rs} == {"success", "failure"} and len(rs) > 2)
+    read = {s for steps in made[1] for s in steps}
+    mixed = next(t for t, rs in by_task.items() if {r["outcome"] for r in rs} == {"success", "failure"} and len(rs) > 2
+                 and rs[0]["step"] in read)
     edited = copy.deepcopy(runs)
     loser = next(r for r in edited if r["task_id"] == mixed and r["outcome"] == "failure")
-    loser["decisive"] = {**(loser.get("decisive") or {}), "changes": []}
+    loser["decisive"] = {**(loser.get("decisive") or {}),  # a change it never made before
+                         "changes": [{"tool": "cancel_reservation", "turn": 99, "values": {"reservation_id": "ZZ9ZZ9"}}]}
     forgotten = [r for r in runs if r["step"] != next(r["step"] for r in by_task[mixed] if r["outcome"] == "success")]
+    task_steps = {r["step"] for r in by_task[mixed]}
     for changed in (edited, forgotten):
         made[0] = 0
         expect = gather(copy.deepcopy(changed))
-        again = made[0]
+        again, fresh_tasks = made[0], [set(steps) for steps in made[1][-made[0]:]]
         made[0] = 0
         assert gather(copy.deepcopy(changed), memo=SameTaskMemo(copy.deepcopy(kept))) == expect
-        assert 0 < made[0] < again  # only the changed task's lines were worked out again
+        memo_tasks = [set(steps) for steps in made[1][-made[0]:]] if made[0] else []
+        assert made[0] < again  # only the changed task's lines were worked out again
+        # where the cases read the changed task's lines, they were worked out again, never served
+        assert [t for t in fresh_tasks if t & task_steps] == [t for t in memo_tasks if t & task_steps]
+        if changed is edited:  # its trials are all still there: the cases read its lines as before
+            assert [t for t in memo_tasks if t & task_steps], "the edit must be read, or the test proves nothing"

@@ -17,6 +17,7 @@ _GOT_PAST = re.compile(r"^turn \d+: got past it at turn \d+ \((?:with (.+?) (?:c
                        r"|with the amounts in .+|as .+)\)(?:; the message named the (.+?) values? sent)?"
                        r"(?:; " + re.escape(DEAD_END) + r")?$")
 NOT_ENOUGH = "Getting the call through is not enough"  # opens the count of runs that got past it and failed
+_STUCK = "never got past it"  # compilers/error_insights.py: the run called again and the error held
 UNPROVEN = "unproven_retry"  # set on an entry whose retry advice no run backs; read (and dropped) by advice_cut.cut
 _NAMED = re.compile(r"; the message named the (.+?) values? sent$")
 
@@ -77,7 +78,9 @@ def untested_fix(entry: dict, members: list[tuple[dict, dict]] = (), by_step: di
             # the message names no value of the call: what to recheck is the call itself, not a value to swap
             said = (f"check the call's arguments against the request and the records looked up before calling {tool} "
                     "again, or tell the user it cannot be done")
-        if runs > 1:  # a retry no run shows working: what their pages show went wrong leads (advice_cut.cut)
+        # a retry no run shows working, and no failed run that called again stuck at the error: what their
+        # pages show went wrong leads (advice_cut.cut); a run that retried and never got past keeps it second
+        if runs > 1 and not any(_STUCK in (lesson.get("detail") or "") for _e, lesson in failed):
             entry[UNPROVEN] = True
     if runs == 1:
         entry["guideline"] = f"{head}, {said}."
