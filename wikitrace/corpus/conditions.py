@@ -22,7 +22,7 @@ field, value or cut-off is named here.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 import dataclasses
 import json
 from dataclasses import dataclass
@@ -188,16 +188,27 @@ def _rules_said(runs: list[dict]) -> dict[tuple[str, str, str], str]:
     return out
 
 
+def _indexed(cases: dict) -> tuple[dict, Counter]:
+    """(field, value) -> the cases whose record holds it, in case order; field -> the cases whose
+    record has it at all. One pass over the cases, not one per value."""
+    by: dict[tuple[str, str], list] = {}
+    has: Counter = Counter()
+    for c, fields in cases.items():
+        has.update(fields.keys())
+        for fv in fields.items():
+            by.setdefault(fv, []).append(c)
+    return by, has
+
+
 def _best_field(cond: Condition, made: dict, withheld: dict, against: dict) -> None:
     """The field value whose share differs most between made and withheld records (lowest p), and
     whether it separates them."""
     best = None
-    for f, v in sorted({(f, v) for recs in (made, withheld) for fields in recs.values() for f, v in fields.items()}):
-        w_cases = [c for c, fields in withheld.items() if fields.get(f) == v]
-        m_cases = [c for c, fields in made.items() if fields.get(f) == v]
+    (w_by, w_has), (m_by, m_has) = _indexed(withheld), _indexed(made)
+    for f, v in sorted(w_by.keys() | m_by.keys()):
+        w_cases, m_cases = w_by.get((f, v), []), m_by.get((f, v), [])
         # only the cases whose record has the field count: a record without it says nothing of it
-        w_n = sum(f in fields for fields in withheld.values())
-        m_n = sum(f in fields for fields in made.values())
+        w_n, m_n = w_has[f], m_has[f]
         if not w_n or not m_n:
             continue
         up, down = fisher_tails(len(w_cases), len(m_cases), w_n, m_n)
