@@ -411,6 +411,12 @@ def test_the_missing_program_lesson_names_the_programs_its_runs_met(tmp_path):
     data = json.loads((out / "corpus.json").read_text())
     (entry,) = [i for i in data["insights"] if i["key"] == "error|missing-program"]
     assert '("command not found"; in these runs: mvn)' in entry["guideline"]
+    # every run of the type met it: a fact of the machine, said as what not to try from the first call
+    c = entry["contrast"]
+    assert c["failed_met"] + c["success_met"] == c["failed"] + c["success"] == 4
+    assert ("In 4 of the 4 runs of this task type the shell could not find a program it was asked to run (2 of the 2 "
+            "failed, 2 of the 2 successful): do not run mvn at all in tasks of this kind") in entry["guideline"]
+    assert "Do not run mvn at all in tasks of this kind" in entry["advice"]
 
 
 IMPORTERS = Path(__file__).parent / "fixtures" / "importers"

@@ -292,6 +292,15 @@ def name_missing(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
 
         entry["guideline"] = entry["guideline"].replace(
             '("command not found")', f'("command not found"; in these runs: {join(programs, 6)})', 1)
+        c = entry.get("contrast") or {}
+        met, runs = c.get("failed_met", 0) + c.get("success_met", 0), c.get("failed", 0) + c.get("success", 0)
+        if 2 * met > runs:  # most runs of the type met it: the machine lacks it, whatever a run does
+            entry["guideline"] += (
+                f" In {met} of the {runs} runs of this task type the shell could not find a program it was asked to "
+                f"run ({c.get('failed_met', 0)} of the {c.get('failed', 0)} failed, {c.get('success_met', 0)} of the "
+                f"{c.get('success', 0)} successful): do not run {join(programs, 6).replace(' and ', ' or ')} at all "
+                f"in tasks of this kind, and take the way without {'it' if len(programs) == 1 else 'them'} from the "
+                "first call.")
 
 
 def _edit_checklist(entry: dict, members, ended: list[tuple[str, int]], tool: str, wins: int) -> None:
