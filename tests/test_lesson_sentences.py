@@ -415,8 +415,8 @@ def test_the_missing_program_lesson_names_the_programs_its_runs_met(tmp_path):
     c = entry["contrast"]
     assert c["failed_met"] + c["success_met"] == c["failed"] + c["success"] == 4
     assert ("In 4 of the 4 runs of this task type the shell could not find a program it was asked to run (2 of the 2 "
-            "failed, 2 of the 2 successful): do not run mvn at all in tasks of this kind") in entry["guideline"]
-    assert "Do not run mvn at all in tasks of this kind" in entry["advice"]
+            "failed, 2 of the 2 successful): do not count on mvn in tasks of this kind") in entry["guideline"]
+    assert "Do not count on mvn in tasks of this kind, and take the way without it from the first call" in entry["advice"]
 
 
 IMPORTERS = Path(__file__).parent / "fixtures" / "importers"

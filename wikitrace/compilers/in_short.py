@@ -392,7 +392,12 @@ def _success_facts(r: Reading) -> list[KeyFact]:
                                  + join([f"{c.name} at turn {c.n}" for c in writes], 3) + ".", [c.n for c in writes[:3]],
                                  "unexpected-change", list(dict.fromkeys(c.name for c in writes))))
         else:  # the run succeeded all the same: where a change differs, or one is missing, is said, not weighed
-            # (each fact keeps the kind a failed run's would have: the insight layer counts both sides)
+            # (each fact keeps the kind a failed run's would have: the insight layer counts both sides), after
+            # the expected changes it made as expected, which are what the success rests on
+            if made:
+                facts.append(KeyFact(f"Make the {'change' if len(made) == 1 else f'{len(made)} changes'} the task "
+                                     "expected as this run did, with the same arguments: "
+                                     + success_lessons.made_from(r, made) + ".", [c.n for c in made[:3]]))
             missed = missed_changes(r)
             if missed:
                 facts.append(KeyFact(f"The task expected {join([call_text(e) for e in missed], 2)}; the run never made "

@@ -298,9 +298,9 @@ def name_missing(entry: dict, members: list[tuple[dict, dict]] = ()) -> None:
             entry["guideline"] += (
                 f" In {met} of the {runs} runs of this task type the shell could not find a program it was asked to "
                 f"run ({c.get('failed_met', 0)} of the {c.get('failed', 0)} failed, {c.get('success_met', 0)} of the "
-                f"{c.get('success', 0)} successful): do not run {join(programs, 6).replace(' and ', ' or ')} at all "
-                f"in tasks of this kind, and take the way without {'it' if len(programs) == 1 else 'them'} from the "
-                "first call.")
+                f"{c.get('success', 0)} successful): do not count on {join(programs, 6).replace(' and ', ' or ')} in tasks "
+                f"of this kind, and take the way without {'it' if len(programs) == 1 else 'them'} from the first call "
+                "rather than trying it.")
 
 
 def _edit_checklist(entry: dict, members, ended: list[tuple[str, int]], tool: str, wins: int) -> None:
