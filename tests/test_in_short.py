@@ -462,6 +462,32 @@ def test_a_halted_run_counts_the_calls_it_spent_repeating_one_with_the_same_answ
     assert "sent an earlier call's arguments again" not in " ".join(_facts(plain))
 
 
+def test_a_halted_run_whose_last_calls_were_reworded_and_answered_alike_says_so(tmp_path):
+    """Three Lookups in a row, other words each time, "No Results" each time, then the limit: the run
+    spent its last calls rewording a call that gave nothing new, and its page says which turns."""
+    alike = HALTED.replace(
+        "Observation 2: No Results\n",
+        "Observation 2: No Results\nThought 3: Look up the award.\nAction 3: Lookup[Corran award]\n"
+        "Observation 3: No Results\nThought 4: Look up the winner.\nAction 4: Lookup[prize winner]\n"
+        "Observation 4: No Results\n")
+    [run] = _load(_written(tmp_path / "alike", alike))
+    fact = next(f for f in compile_offline(run).in_short if f.text.startswith("The harness stopped the run: "))
+    lookups = [t.turn for t in _calls(run) if t.name == "Lookup"]
+    assert len(lookups) == 3
+    assert (f"Its last 3 calls (turns {lookups[0]} to {lookups[-1]}) each sent Lookup other arguments and each got the "
+            'same answer ("No Results"): the limit came while the run reworded a call that gave nothing new.') \
+        in fact.text, fact.text
+    assert set(lookups) <= set(fact.turns)
+    _check(run, fact.text, fact.turns)
+    # two such calls are no pattern yet
+    [two] = _load(_written(tmp_path / "two", HALTED.replace(
+        "Observation 2: No Results\n",
+        "Observation 2: No Results\nThought 3: Look up the award.\nAction 3: Lookup[Corran award]\n"
+        "Observation 3: No Results\n")))
+    assert len([t for t in _calls(two) if t.name == "Lookup"]) == 2
+    assert "gave nothing new" not in " ".join(_facts(two))
+
+
 def _written(folder, text: str):
     folder.mkdir()
     path = folder / "react_reflexion_1q.txt"

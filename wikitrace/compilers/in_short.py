@@ -176,6 +176,22 @@ def _repeats(r: Reading) -> list[tuple[int, int]]:
     return out
 
 
+ALIKE = 3  # calls in a row answered alike before a limit: past chance, the words sent were not what mattered
+
+
+def _answered_alike(r: Reading) -> list:
+    """The calls that ended the run, one tool's, each sent other arguments and each given the same
+    answer as the one before (at least ``ALIKE``): the tool had nothing else to give for what they
+    asked, and the limit came while the run only reworded it."""
+    tail = []
+    for c in reversed(r.calls):
+        if tail and (c.name != tail[-1].name or (c.turn.result or "") != (tail[-1].turn.result or "")
+                     or c.sig == tail[-1].sig):
+            break
+        tail.append(c)
+    return tail[::-1] if len(tail) >= ALIKE and len({c.sig for c in tail}) == len(tail) else []
+
+
 HARNESS_STOPPED = "The harness stopped the run"  # how the fact of a run the harness ended opens
 HELD_UNGIVEN = "had been returned by the look-up at turn"  # such a run had the expected answer and never gave it
 
@@ -191,6 +207,12 @@ def _harness_fact(r: Reading) -> list[KeyFact]:
         pairs = join([f"turn {n} repeated turn {m}" for n, m in again], 3)
         text += (f" {len(again)} of its {len(r.calls)} calls sent an earlier call's arguments again and got the same "
                  f"answer ({pairs}).")
+    alike = _answered_alike(r)
+    if alike:  # the limit came while the run reworded one call that answered alike whatever it was sent
+        text += (f" Its last {len(alike)} calls (turns {alike[0].n} to {alike[-1].n}) each sent {alike[0].name} other "
+                 f"arguments and each got the same answer (\"{clip(alike[-1].turn.result or '', 60)}\"): the limit "
+                 "came while the run reworded a call that gave nothing new.")
+        again = again + [(c.n, c.n) for c in alike]
     gold = expected_answer(r)
     if gold is not None and not is_chosen(r, gold) and not any(c.writes and not c.error for c in r.calls):
         seen = answer_seen_in(r, gold)
