@@ -77,9 +77,17 @@ def _naming_sentence(text: str, given: str) -> str | None:
 
 
 def reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
-    """A failed answer that a reflection the run was given (the task message holding it) names as
-    whole words; with the look-up it came from, when that look-up's query is named in the same
-    sentence (the run went back to the page the reflection was about)."""
+    """An answer that a reflection the run was given (the task message holding it) names as whole
+    words; with the look-up it came from, when that look-up's query is named in the same sentence
+    (the run went back to the page the reflection was about). The run's patterns, lessons and facts
+    each ask, whatever its outcome: worked out once per run (its memo)."""
+    key = ("qa_reasons.reflected_answer", answer.n)
+    if key not in r.memo:
+        r.memo[key] = _reflected_answer(r, answer)
+    return r.memo[key]
+
+
+def _reflected_answer(r: Reading, answer: Call) -> KeyFact | None:
     given = _flat(answer.turn.arguments)
     reflections = _reflections(r)
     if not reflections or not main_words(given):
