@@ -91,7 +91,7 @@ def test_coding_corpus_causes_the_successes_met_as_often_come_after_the_changes(
     step = next(r["step"] for r in json.loads((out / "corpus.json").read_text())["runs"]
                 if r["run_id"] == "swe-llama/acme__jsonkit-101")
     short = (out / "compilation" / f"{step}.md").read_text().split("## In short", 1)[1].split("\n## ", 1)[0]
-    assert "search_dir failed" not in short and "edit of NumberParserTest.java instead" in short
+    assert "search_dir failed" not in short and "edited NumberParserTest.java instead" in short
     # step-0008: the pytest reproduction the successful trial ran as well is no longer above the edit
     tally = pages["acme__tally-7"]
     repro = next(i for i, b in enumerate(tally) if "assert 2 == 2.5" in b)
