@@ -158,21 +158,29 @@ def annotate(out: list[dict], groups: dict[str, list[tuple[dict, dict]]], trials
         # a successful source's task: its case sets it against its failed trials already
         won = {task_of(e) for e, _l in members if e["outcome"] == "success"}
         about_change = entry["key"].split("|", 1)[0] in _ABOUT_THE_CHANGE
-        # a success set against its failed trials first: one that only did what the page says shows less
-        ordered = sorted(members, key=lambda m: m[0]["outcome"] == "success" and not lines.about(*m))
-        for e, lesson in ordered:
-            o, task = e["outcome"], task_of(e)
-            if o not in side or len(side[o]) == SHOWN or task in tasks[o]:
+        for e, lesson in members:
+            task = task_of(e)
+            if e["outcome"] != "failure" or len(side["failure"]) == SHOWN or task in tasks["failure"]:
                 continue
-            text = (lines.about(e, lesson) if o == "success" else "") or lesson.get("fact") or (
-                _counted_fact(e, entry) if o == "failure" else "")
-            if o == "failure" and about_change and (text or task not in won):
+            text = lesson.get("fact") or _counted_fact(e, entry)
+            if about_change and (text or task not in won):
                 text = " ".join(filter(None, (text, lines.against_success(e))))
-            if not text:
-                continue
-            tasks[o].add(task)
-            side[o].append({"step": e["step"], "text": text, "checked": True,
-                            **({"outcome": o} if o == "success" else {})})
+            if text:
+                tasks["failure"].add(task)
+                side["failure"].append({"step": e["step"], "text": text, "checked": True})
+        # a success set against its failed trials first (its page's line on the lesson), then one that only
+        # did what the page says (its own fact); each pass stops once the side is full
+        for said in (lambda e, lesson: lines.about(e, lesson), lambda e, lesson: lines.still_shown(e, lesson.get("fact"))):
+            for e, lesson in members:
+                task = task_of(e)
+                if len(side["success"]) == SHOWN:
+                    break
+                if e["outcome"] != "success" or task in tasks["success"]:
+                    continue
+                text = said(e, lesson)
+                if text:
+                    tasks["success"].add(task)
+                    side["success"].append({"step": e["step"], "text": text, "checked": True, "outcome": "success"})
         failed = side["failure"][:SHOWN - 1 if side["success"] else SHOWN]
         cases = failed + side["success"][:SHOWN - len(failed)]
         if cases:
@@ -313,6 +321,15 @@ class _TrialLines:
                 self.by_task[task], shapes = self.memo.task_lines(kind_of(every[0]), every, make)
                 self.shapes.update(shapes)
         return self.by_task[task]
+
+    def still_shown(self, entry: dict, fact: str | None) -> str:
+        """``fact``, unless it restates what the success did and its page's line against the failed
+        trials of its task took its place there (corpus/trial_pages.py): a case quotes its page."""
+        if not fact:
+            return ""
+        made = self._lines(entry).get(entry["step"])
+        restated = {text for _i, text, _turns in (entry.get("decisive") or {}).get("restates") or ()}
+        return "" if made is not None and made[2] and fact in restated else fact
 
     def against_success(self, entry: dict) -> str:
         """The line the failed run ``entry``'s page leads with against a successful trial of its task,
