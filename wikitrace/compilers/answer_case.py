@@ -13,6 +13,7 @@ import re
 from functools import lru_cache
 
 from .arguments import is_verdict
+from .error_listings import listed_as_title, listed_in_errors
 from .insight_words import answer_seen_in, expected_answer, followed, gives_answer
 from .phrase_match import phrase_span
 from .reading import Call, Reading, _occurs
@@ -139,6 +140,13 @@ def answer_case(r: Reading, final: Call) -> dict:
             _latest_holding(r, gold, final) if r.run.outcome.success else answer_seen_in(r, gold, final))
         if seen is not None:
             case["seen"] = {**_where(seen), "text": window(seen.turn.result or "", gold)}
+        elif not chosen and case["shape"] != "yes/no" and not r.run.outcome.success:
+            # no look-up returned it, but an error's list of near names may have offered it (as itself or a title)
+            listed = listed_in_errors(r, gold, final.n)
+            titled = None if listed else listed_as_title(r, gold, final.n)
+            if listed or titled:
+                first = (listed or titled[0]).errors[0]
+                case["listed"] = {**_where(first), "name": titled[1] if titled else case["expected"]}
     # whether the pages were searched for the answer at all (a "no", a chosen label: never)
     if not chosen and (gold and case["shape"] != "yes/no" or named(given)):
         case["looked"] = True
@@ -151,7 +159,9 @@ def answer_case(r: Reading, final: Call) -> dict:
     answered = [c for c in (r.calls if chosen else before) if c.n < final.n and not c.error and c.turn.result]
     if "seen" not in case and "held" not in case and answered:
         last = answered[-1]
-        case["last"] = {**_where(last), "text": clip_words(last.turn.result or "", SHOWN)}
+        case["last"] = {**_where(last), "text": clip_words(last.turn.result or "", SHOWN),
+                        # a later call failed: "the last look-up" would name that one
+                        **({"through": True} if any(last.n < c.n < final.n and c.error for c in before) else {})}
         # an answer no look-up held as written was worked out: from which look-ups, and the agent's words on it
         case["asked"] = [_where(c)["call"] for c in dict((signature(c.turn), c) for c in answered).values()][:3]
         if (final.turn.reasoning or "").strip():

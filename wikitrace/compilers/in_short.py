@@ -416,9 +416,10 @@ def _success_facts(r: Reading) -> list[KeyFact]:
         else:  # the run succeeded all the same: where a change differs, or one is missing, is said, not weighed
             # (each fact keeps the kind a failed run's would have: the insight layer counts both sides), after
             # the expected changes it made as expected, which are what the success rests on
-            if made:
-                facts.append(KeyFact(f"Make the {'change' if len(made) == 1 else f'{len(made)} changes'} the task "
-                                     "expected as this run did, with the same arguments: "
+            if made:  # some of them: said with the count of those the task expected, not as all of them
+                which = ("the change" if len(expected) == 1 else f"all {len(expected)} changes"
+                         if len(made) == len(expected) else f"{len(made)} of the {len(expected)} changes")
+                facts.append(KeyFact(f"This run made {which} the task expected with the same arguments: "
                                      + success_lessons.made_from(r, made) + ".", [c.n for c in made[:3]]))
             missed = missed_changes(r)
             if missed:

@@ -85,12 +85,17 @@ def case_text(case: dict, success: bool) -> str:
     if seen:
         said += (f"; the expected words appear in what the look-up at turn {seen['turn']} ({seen['call']}) returned: "
                  f"{_q(seen['text'])}")
+    elif case.get("listed"):  # no look-up returned it; an error's list of near names offered it
+        listed = case["listed"]
+        said += (f"; no look-up that went through returned the expected words, but the error at turn {listed['turn']} "
+                 f"({listed['call']}) listed {_q(listed['name'])}")
     elif "expected" in case and case.get("shape") != "yes/no":
         said += "; no look-up before it returned the expected words"
     if held and not seen:
         said += f"; the answer's words stand in the look-up at turn {held['turn']} ({held['call']}): {_q(held['text'])}"
     elif last:
-        said += f"; the last look-up (turn {last['turn']}, {last['call']}) returned {_q(last['text'])}"
+        said += (f"; the last look-up{' that went through' if last.get('through') else ''} (turn {last['turn']}, "
+                 f"{last['call']}) returned {_q(last['text'])}")
     if "score" in case and "expected" not in case:
         said += f"; score {case['score']:g}"
     return said
