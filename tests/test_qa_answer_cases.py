@@ -575,3 +575,26 @@ def test_the_cases_show_first_the_failed_runs_whose_task_a_trial_answered_rightl
     picked = pick(members, won=lambda e: e["task_id"] in answered)
     assert [e["step"] for e, _c in picked] == ["step-0002", "step-0004", "step-0001"]
     assert [e["step"] for e, _c in pick(members)] == ["step-0001", "step-0002", "step-0003"]
+
+
+def test_a_case_says_when_only_an_error_s_list_offered_the_expected_answer(tmp_path):
+    """No look-up that went through returned the expected name, but the failed Search's list of near
+    names held it: the case says so, and calls the look-up before that error the last one that went
+    through, not the last look-up (a rater found that false where the error came after it)."""
+    steps = [("Search Ama Dorr.", "Search[Ama Dorr]", "Ama Dorr is a boxer from Wenlow who fought twelve title bouts."),
+             ("Search her next fight.", "Search[Ama Dorr next fight in Wenlow]",
+              "Could not find [Ama Dorr next fight in Wenlow]. Similar: ['Ida Lusk (boxer)', 'Wenlow Arena', "
+              "'Kara Moss'].")]
+    question = "Whom did the boxer Ama Dorr fight next in Wenlow?"
+    log = tmp_path / "react_listed_trials.txt"
+    log.write_text(_trial(1, [], [_agent(question, steps, "Kara Moss", "Ida Lusk", False)]))
+    out = tmp_path / "out"
+    build(BuildOptions(inputs=[log], out=out, offline=True, quiet=True))
+    data = json.loads((out / "corpus.json").read_text())
+    cases = [c["text"] for i in data["insights"] for c in i.get("cases") or []]
+    turns = [t for t in _turns(out, "step-0000") if t.get("type") == "function_call"]
+    err = next(t["turn"] for t in turns if "Similar" in (t.get("result") or ""))
+    first = next(t["turn"] for t in turns if (t.get("result") or "").startswith("Ama Dorr is"))
+    assert any(f'no look-up that went through returned the expected words, but the error at turn {err} '
+               f'(Search[Ama Dorr next fight in Wenlow]) listed "Ida Lusk"' in c
+               and f"the last look-up that went through (turn {first}, Search[Ama Dorr])" in c for c in cases), cases
