@@ -16,7 +16,7 @@ def _run(n: int, task: str, about: list[str] | None, idle: bool = False) -> dict
 
 
 def test_the_runs_are_told_apart_and_working_the_value_out_is_advised_when_most_never_had_it():
-    failed = [_run(1, "a", ["held"]), _run(2, "b", ["other"]), _run(3, "c", None, idle=True),
+    failed = [_run(1, "a", ["held"]), _run(2, "b", ["other"]), _run(3, "c", [], idle=True),
               _run(4, "c", [], idle=True), _run(5, "d", [])]
     entry = {"key": "untold", "guideline": "Tell the user the value as soon as you have it."}
     split(entry, failed)
@@ -29,6 +29,12 @@ def test_the_runs_are_told_apart_and_working_the_value_out_is_advised_when_most_
     held = {"key": "untold", "guideline": "G."}  # most had it in hand: the lesson as it stands fits them
     split(held, [_run(1, "a", ["held"]), _run(2, "b", ["held"]), _run(3, "c", [])])
     assert "work it out" not in held["guideline"] and "2 runs had it in a tool's answer" in held["guideline"]
+    # a page with no such fact (a model's page may leave it out) is not counted as having had it nowhere
+    mixed = {"key": "untold", "guideline": "G."}
+    split(mixed, [_run(1, "a", None, idle=True), _run(2, "b", ["held"]), _run(3, "c", None)])
+    assert "1 run had it in no tool's answer (step-0001), 1 of them with no tool call at all" not in mixed["guideline"]
+    assert ("1 run had it in a tool's answer and never wrote it in a message (step-0002); 2 runs whose page does "
+            "not say (step-0001, step-0003)") in mixed["guideline"], mixed["guideline"]
     other = {"key": "missed", "guideline": "G."}  # another lesson, or one run: nothing to split
     split(other, failed)
     one = {"key": "untold", "guideline": "G."}

@@ -21,8 +21,8 @@ _HERE = re.compile(r"(?<!failed )(?<!successful )(?<!scored )\bruns? here\b")
 SETTLED = "procedure|"
 CHANGE = "went-through|"
 _APART = 1_000_000  # a settled way's id while it is worked out alone: above any id handed out
-_RECIPE = "To settle the task: "
-_CODE_CHANGE = "file-"  # compilers/ending_words.FILE_PLACE: the source of a coding run's ending  # compilers/procedure_lessons.py: how a settle lesson's recipe opens
+_RECIPE = "To settle the task: "  # compilers/procedure_lessons.py: how a settle lesson's recipe opens
+_CODE_CHANGE = "file-"  # compilers/ending_words.FILE_PLACE: the source of a coding run's ending
 
 
 def shared_key(key: str) -> str:
@@ -31,7 +31,8 @@ def shared_key(key: str) -> str:
     id of that call's change lesson; one whose source says where a free-text answer came from
     (``procedure|Finish:looked-up``) is a way of its own and keeps its own."""
     if key.startswith(SETTLED):
-        call, _, source = key[len(SETTLED):].rpartition(":") if ":" in key else (key[len(SETTLED):], "", "")
+        rest = key[len(SETTLED):]
+        call, _, source = rest.rpartition(":") if ":" in rest else (rest, "", "")
         if not source or source.startswith(_CODE_CHANGE):
             return CHANGE + call
     return key

@@ -16,8 +16,11 @@ from . import run_counts
 SHOWN = 3  # runs named per part
 
 
-def _shows(run: dict, what: str) -> bool:
-    return any(f.get("kind") == UNTOLD_FACT and what in (f.get("about") or ()) for f in run.get("facts") or ())
+def _checked(run: dict) -> set[str] | None:
+    """What the run's page found of its untold value ("held", "other"), or None when its page has
+    no such fact (a model's page may leave it out)."""
+    found = [set(f.get("about") or ()) for f in run.get("facts") or () if f.get("kind") == UNTOLD_FACT]
+    return set().union(*found) if found else None
 
 
 def _steps(runs: list[dict]) -> str:
@@ -31,9 +34,11 @@ def split(entry: dict, failed: list[dict]) -> None:
     before telling it. ``failed``: the failed runs of the type that met the pattern."""
     if entry["key"] != UNTOLD or len(failed) < 2:
         return
-    held = [r for r in failed if _shows(r, "held")]
-    other = [r for r in failed if _shows(r, "other") and r not in held]
-    rest = [r for r in failed if r not in held and r not in other]
+    checked = [(r, _checked(r)) for r in failed]
+    held = [r for r, c in checked if c is not None and "held" in c]
+    other = [r for r, c in checked if c is not None and "other" in c and "held" not in c]
+    rest = [r for r, c in checked if c is not None and not c & {"held", "other"}]
+    unchecked = [r for r, c in checked if c is None]
     idle = [r for r in rest if "idle|none" in (r.get("patterns") or ())]
     parts = []
     if held:
@@ -44,6 +49,8 @@ def split(entry: dict, failed: list[dict]) -> None:
     if rest:
         parts.append(f"{run_counts.runs_of(rest)} had it in no tool's answer ({_steps(rest)})"
                      + (f", {len(idle)} of them with no tool call at all" if idle else ""))
+    if unchecked:
+        parts.append(f"{run_counts.runs_of(unchecked)} whose page does not say ({_steps(unchecked)})")
     said = (f"Of the {run_counts.runs_of(failed, 'failed runs')} of this task type that never told the user a value "
             f"the task expected, {'; '.join(parts)}.")
     if 2 * len(rest) > len(failed):
