@@ -163,11 +163,12 @@ def test_a_run_the_cost_limit_ended_after_its_edit_learns_where_its_calls_went(c
     assert "make the call that settles the task" in page and "the file it changes is the one" not in page
     # it made no more calls than its successful trial, each dearer: the title blames neither the calls
     # after its change (there were none) nor how late it reached the change, but the cost
-    assert limit["title"] == "Under a cost limit, settle the task as soon as the change is checked"
+    assert limit["title"] == "Under a cost limit, reach the change and settle it within the first few calls"
     # its successful trial made more model calls for less: the lesson does not blame the calls it spent
     assert "instead of spending calls" not in page and (
-        f"The logs record what the model calls cost: {llama}, 3 over 7 model calls, against "
-        f"{step['swe-gpt4o/acme__jsonkit-102']}, 0.61 over 8.") in page
+        f"The logs record what the model calls cost: {llama}, 3 over 7 model calls (0.43 a call), against "
+        f"{step['swe-gpt4o/acme__jsonkit-102']}, 0.61 over 8 (0.076 a call).") in page
+    assert "where each call costs more, fewer of them fit: spend none on probes" in limit["guideline"]
     # its successful trial submitted: the page's trial contrast says so
     assert "submitted its changes, which the failed run never did" in page
 

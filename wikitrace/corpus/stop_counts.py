@@ -36,7 +36,7 @@ def stopped_at(entry: dict, runs: list[dict]) -> None:
     if dearer:
         entry["guideline"] = f"{entry['guideline'].replace(WASTED_CALLS, '')} {dearer}"
         if entry["key"].startswith("stopped|"):  # "reach the change early" is not what set them apart: cost was
-            entry["title"] = "Under a cost limit, settle the task as soon as the change is checked"
+            entry["title"] = "Under a cost limit, reach the change and settle it within the first few calls"
     stopped = [r["steps"] for r in runs if (r.get("decisive") or {}).get("stopped") and isinstance(r.get("steps"), int)]
     if len(stopped) < 2:
         return
@@ -87,14 +87,16 @@ def _dearer(entry: dict, runs: list[dict]) -> str:
         if not dearer_each(mine, best["decisive"]["cost"]):
             return ""
         (c1, n1), (c2, n2) = mine, best["decisive"]["cost"]
-        pairs.append(f"{r['step']}, {c1:g} over {n1} model calls, against {best['step']}, {c2:g} over {n2}")
+        pairs.append(f"{r['step']}, {c1:g} over {n1} model calls ({c1 / n1:.2g} a call), against {best['step']}, "
+                     f"{c2:g} over {n2} ({c2 / n2:.2g} a call)")
     if not pairs:
         return ""
     many = len(pairs) > 1
     return (f"The logs record what the model calls cost: {'; '.join(pairs)}. "
             + ("Each stopped run made no more calls than a successful trial of its task, and each of its calls cost "
                "more" if many else "The stopped run made no more calls than the successful trial of its task, and each "
-               "cost more") + ": a limit on cost is met by dearer calls as much as by more.")
+               "cost more") + ": a limit on cost is met by dearer calls as much as by more, and where each call "
+            "costs more, fewer of them fit: spend none on probes, and make the change within the first few calls.")
 
 
 _ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth",
