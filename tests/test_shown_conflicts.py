@@ -301,6 +301,15 @@ def test_a_yes_to_a_message_that_put_another_change_is_not_said_to_agree_to_this
                               *_tool("cancel_reservation", {"reservation_id": "HATHAU"},
                                      {"reservation_id": "HATHAU", "status": "cancelled"})], reward=0.0)
         assert any("after the user agreed" in d for d in _decisions(run)), named
+    # a count the call sent, written as a word ("Add One Checked Bag" for nonfree_baggages 1), names it: a rater
+    # found "named neither a value this call sent nor a word of update_reservation_baggages" false beside it
+    run = _tau(tmp_path, [_user("I need one more bag."), _agent("Here is the plan:\n- **Add One Checked Bag**\nShall I?"),
+                          _user("Yes, please proceed."),
+                          *_tool("update_reservation_baggages", {"reservation_id": "HATHAU", "total_baggages": 2,
+                                                                 "nonfree_baggages": 1, "payment_id": "gift_card_1"},
+                                 {"reservation_id": "HATHAU"})], reward=0.0)
+    assert any("after the user agreed" in d for d in _decisions(run)), _decisions(run)
+    assert not any("named neither" in d for d in _decisions(run))
     # one agreement asked twice: the user agreed to the cancel and asked about the fee, then said yes
     # to a message naming nothing of it; the yes answers both messages
     run = _tau(tmp_path, [_user("Please cancel my trip."), _agent("I can cancel HATHAU for you. Shall I?"),

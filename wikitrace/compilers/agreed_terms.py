@@ -218,7 +218,15 @@ def yes_to_another_thing(r: Reading, c: Call) -> int | None:
         w for v in values for w in _WORD.findall(v) if len(w) >= 3]  # "to" of transfer_to_human_agents names nothing
     if any(stem(w.lower()) in said for w in words):
         return None
+    # a count it sent, written as a word ("Add One Checked Bag" for nonfree_baggages 1): the claim that the
+    # yes was to something else is made only when nothing of the change stands there at all
+    counts = {v for _p, v in leaves(c.turn.arguments) if isinstance(v, int) and not isinstance(v, bool)}
+    if counts & {_COUNT_WORDS[w] for w in _WORD.findall(text) if w in _COUNT_WORDS}:
+        return None
     return put[0].turn
+
+
+_COUNT_WORDS = {w: n for n, w in enumerate("zero one two three four five six seven eight nine ten".split())}
 
 
 def _other_terms(r: Reading, c: Call) -> OtherTerms | None:
