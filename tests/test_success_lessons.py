@@ -180,3 +180,25 @@ def test_a_success_that_changed_nothing_shows_its_first_and_last_look_ups_not_ea
     assert len(looked) == 2, looked
     assert "get_reservation_details" in looked[0] and "2024-06-06" in looked[-1], looked
     assert comp.left_out == 3
+
+
+def test_a_refusal_that_looked_nothing_up_before_its_hand_off_says_the_look_up_it_skipped(tmp_path):
+    """A success that refused without the look-up its task expected, then handed off: no recipe to copy
+    (the user's reply, not a check, kept the change out); its page says the look-up it never made."""
+    said = "Refunds to the original payment method are not possible for delays."
+    traj = [{"role": "system", "content": POLICY}, user("My flight was delayed, I want a refund."), agent(said),
+            user("Then let me talk to a person."),
+            *tool("transfer_to_human_agents", {"summary": "The user asks for a refund after a delayed flight."},
+                 "Transfer successful"),
+            user("Bye. ###STOP###")]
+    task = {"user_id": "lena_vogt_3017", "outputs": [], "instruction": "You are lena_vogt_3017. Ask for a refund.",
+            "actions": [{"name": "get_user_details", "kwargs": {"user_id": "lena_vogt_3017"}}]}
+    record = {"task_id": 7, "reward": 1.0, "trial": 0, "traj": traj,
+              "info": {"task": task, "source": "user", "reward_info": {"reward": 1.0, "info": {}, "actions": []}}}
+    path = tmp_path / "airline-results.json"
+    path.write_text(json.dumps([record]), encoding="utf-8")
+    [run] = [r for r in load._read(path, load.detect(path)) if isinstance(r, Run)]
+    facts = [f.text for f in compile_offline(run).in_short]
+    assert any(f.startswith("Look up get_user_details before answering: the task expected that look-up and no "
+                            "change, and this run never made it, so it refused without checking") for f in facts), facts
+    assert not any("as this run did" in f for f in facts), facts

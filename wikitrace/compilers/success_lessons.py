@@ -146,8 +146,10 @@ def refused(r: Reading, writes: list[Call], expected_handoff: bool = False) -> K
                 f"{writes[0].n} was not one it asked for" if writes else "the task expected no change")
     what = "a change the records rule out" if named else "the request"
     looks = _unlooked(r, writes)
-    head = (f"Look up {looks} before answering: the task expected those look-ups and no change, and this run "
-            f"made no call at all, so it refused without checking" if looks else
+    one = looks.count(" and ") == 0 and ", " not in looks  # a single look-up named
+    head = (f"Look up {looks} before answering: the task expected {'that look-up' if one else 'those look-ups'} and "
+            f"no change, and this run {('never made it' if one else 'made none of them') if r.calls else 'made no call at all'}"
+            ", so it refused without checking" if looks else
             f"Refuse {what} and make no change, as this run did" if not writes or not expected_handoff else
             f"Refuse {what}, then hand off" + (" only after the user's reply to the refusal" if asked is not None else "")
             + ", as this run did")
@@ -202,11 +204,12 @@ def made_from(r: Reading, writes: list[Call]) -> str:
 
 
 def _unlooked(r: Reading, writes: list[Call]) -> str:
-    """The look-ups the log expected, named, when the run made no call at all: a refusal that
-    checked nothing is no recipe, the look-ups are ("" when the run made calls or none were expected)."""
+    """The look-ups the log expected, named, when the run made none of them (no call at all, or only a
+    hand-off): a refusal that checked nothing is no recipe, the look-ups are ("" when the run made one
+    of them or none were expected)."""
     from .expected_calls import expected_lookups
 
-    if r.calls or writes:
-        return ""
     names = list(dict.fromkeys(c["name"] for c in expected_lookups(r)))
-    return join(names, 3) if names else ""  # the task expected no call at all: nothing to name
+    if not names or any(c.name in names for c in r.calls) or any(not c.writes for c in r.calls):
+        return ""  # the task expected no call at all, or the run looked something up: it checked
+    return join(names, 3)
