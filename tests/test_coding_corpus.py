@@ -654,3 +654,19 @@ def test_a_way_that_ends_on_the_tests_passing_leads_with_the_rerun_its_failed_tr
     # a way whose task has no failed trial that ended so is not led by it
     assert not any(i["advice"].startswith("After your last edit, run the test command") for i in data["insights"]
                    if not i["key"].endswith("+tested"))
+
+
+def test_the_header_says_its_count_is_of_the_runs_that_taught_it_where_evidence_counts_more(coding_out):
+    """"Seen in 1 run" beside "met in 3 of 5 failed, 2 of 5 successful" read as two counts of one thing
+    to raters; where the contrast counts more runs than the page's sources, the header says which is which."""
+    out, data, _step = coding_out
+    checked = 0
+    for entry in data["insights"]:
+        c = entry.get("contrast") or {}
+        page = (out / "insight" / f"{entry['id']}.md").read_text()
+        header = page.split("\n# ", 1)[1].split("\n## ", 1)[0]
+        beyond = c.get("failed_met", 0) + c.get("success_met", 0) > entry["counts"]["runs"]
+        said = "that taught it; Evidence counts every run of this task type that met its pattern" in header
+        assert said == beyond, (entry["id"], header)
+        checked += beyond
+    assert checked >= 2
