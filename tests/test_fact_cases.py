@@ -291,7 +291,7 @@ def test_an_error_lesson_s_case_is_about_the_turn_the_error_was_first_met():
 def test_a_stopped_run_that_held_the_expected_answer_is_shown_before_those_that_never_found_it():
     """The harness stopped four runs while they looked; two had the expected answer in a look-up's
     text already. Those two are the cases that show what to do (answer with what is in hand)."""
-    from wikitrace.compilers.in_short import HARNESS_STOPPED, HELD_UNGIVEN
+    from wikitrace.compilers.harness_facts import HARNESS_STOPPED, HELD_UNGIVEN
     from wikitrace.corpus.fact_cases import annotate
 
     def member(k: int, held: bool) -> tuple[dict, dict]:

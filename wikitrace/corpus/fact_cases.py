@@ -20,7 +20,8 @@ from functools import lru_cache
 
 from types import SimpleNamespace
 
-from ..compilers.in_short import HARNESS_STOPPED, HELD_UNGIVEN, NOTHING_SETTLED
+from ..compilers.harness_facts import HARNESS_STOPPED, HELD_UNGIVEN
+from ..compilers.in_short import NOTHING_SETTLED
 from ..compilers.schema import KeyFact
 from ..compilers.text import clip, named_turns
 from ..compilers.rule_lessons import rule_opening

@@ -46,7 +46,8 @@ from .answered_refusals import say_allowed, say_answered
 from .fisher import fisher_tails, verdict as _verdict
 from .peers import check_first, failed_peers
 from .hand_offs import say_unasked
-from .rewrites import (advise_choices, ask_first, checklist, habits, name_missing, partial_scores, retitle,
+from .missing_programs import name_missing
+from .rewrites import (advise_choices, ask_first, checklist, habits, partial_scores, retitle,
                        success_index, take_from, temper, told_instead, verdict_mix)
 from .retry_advice import untested_fix
 from ..compilers import error_titles
