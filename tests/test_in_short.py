@@ -488,6 +488,53 @@ def test_a_halted_run_whose_last_calls_were_reworded_and_answered_alike_says_so(
     assert "gave nothing new" not in " ".join(_facts(two))
 
 
+RETRIED_ELSEWHERE = """
+########################################
+BEGIN TRIAL 1
+Trial summary: Correct: 1, Incorrect: 0, Halted: 0
+#######################################
+------------- BEGIN CORRECT AGENTS -------------
+
+Question: What play do both Jon Arvel and Ida Lusk have in common?
+Thought 1: Search Jon Arvel.
+Action 1: Search[Jon Arvel]
+Observation 1: Could not find [Jon Arvel]. Similar: ['Jonas Arvel', 'Jon Arvel (cyclist)', 'Arvel Bay'].
+Thought 2: Search the first listed name.
+Action 2: Search[Jon Arvel (cyclist)]
+Observation 2: Jon Arvel (born 1971) is a retired racing cyclist who rode two Tours of Orlo.
+Thought 3: Search Ida Lusk instead.
+Action 3: Search[Ida Lusk]
+Observation 3: Ida Lusk is a playwright best known for her play Grey Harbour, staged with Jonas Arvel in 1990.
+Thought 4: The play is Grey Harbour.
+Action 4: Finish[Grey Harbour]
+Observation 4: Answer is CORRECT
+Correct answer: Grey Harbour
+
+------------- BEGIN INCORRECT AGENTS -----------
+
+------------- BEGIN HALTED AGENTS --------------
+
+"""
+
+
+def test_a_retry_whose_page_did_not_lead_to_the_answer_is_not_shown_as_how_it_was_found(tmp_path):
+    """The Search after the error went through with a listed name, but its page (a cyclist) holds
+    nothing of the answer, which came from a later look-up: the page says so, with that turn."""
+    [run] = _load(_written(tmp_path / "elsewhere", RETRIED_ELSEWHERE))
+    facts = compile_offline(run).in_short
+    fact = next(f for f in facts if "a later Search call went through" in f.text)
+    searches = [t.turn for t in _calls(run) if t.name == "Search"]
+    assert fact.text.endswith(f'; what it returned does not hold the answer, which came from the look-up at turn '
+                              f'{searches[2]}.'), fact.text
+    assert searches[2] in fact.turns
+    _check(run, fact.text, fact.turns)
+    # the retry's own page holding the answer: nothing more is said
+    [held] = _load(_written(tmp_path / "held", RETRIED_ELSEWHERE.replace(
+        "rode two Tours of Orlo.", "rode two Tours of Orlo and starred in the play Grey Harbour.")))
+    fact = next(f for f in compile_offline(held).in_short if "a later Search call went through" in f.text)
+    assert "does not hold the answer" not in fact.text
+
+
 def _written(folder, text: str):
     folder.mkdir()
     path = folder / "react_reflexion_1q.txt"

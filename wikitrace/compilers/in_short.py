@@ -36,7 +36,7 @@ from .unshown_values import retry_note
 from .unseen_names import unseen_names_fact
 from .unread_edits import unread_edit_fact
 from .arguments import wrong_kind
-from .insight_words import expected_answer, gives_answer, hands_off, join
+from .insight_words import answer_seen_in, expected_answer, gives_answer, hands_off, join
 from .page_items import lacking_support
 from .page_causes import _QUOTES, _in_quote_marks
 from .page_notes import listed_names
@@ -250,8 +250,23 @@ def _got_past(r: Reading) -> list[KeyFact]:
             how += "; the failed call had sent its text inside quote marks, this one none"
     how = how or found_by(r, err, fix)  # the search between them that returned the path it then sent
     note, shown = retry_note(r, err, fix)  # a value sent that nothing had shown, and where the right one came from
+    apart, held = _led_elsewhere(r, fix)
     return [KeyFact(f"{ran_name(err)} failed at turn {err.n}; a later {what_ran(fix.turn)} call went through at turn {fix.n}"
-                    f"{how}{note}.", [err.n, fix.n] + shown)]
+                    f"{how}{note}{apart}.", [err.n, fix.n] + shown + held)]
+
+
+def _led_elsewhere(r: Reading, fix: Call) -> tuple[str, list[int]]:
+    """"; what it returned does not hold the answer, which came from the look-up at turn 3" when the
+    run's answer stands in a later look-up and not in the retry's: a retry that went through is not
+    the way the answer was found (a listed name can be another person's page)."""
+    answer = answer_call(r)
+    given = str(answer.turn.arguments).strip() if answer is not None else ""
+    if not given or answer.n < fix.n:
+        return "", []
+    source = answer_seen_in(r, given, answer, after=fix.n)
+    if source is None or answer_seen_in(r, given, answer, after=fix.n - 1) is not source:
+        return "", []  # no later look-up held it, or the retry's own answer did
+    return f"; what it returned does not hold the answer, which came from the look-up at turn {source.n}", [source.n]
 
 
 
