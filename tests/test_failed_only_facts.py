@@ -133,3 +133,16 @@ def test_a_confirmation_rule_says_a_pick_or_a_request_is_not_a_yes_with_the_runs
         entry = {"key": key, "guideline": "Ask first."}
         unagreed(entry, members)
         assert entry["guideline"] == "Ask first."
+
+
+def test_answers_from_pages_that_held_none_of_a_name_the_question_gives_are_counted_on_the_answer_lesson():
+    """A wrong answer taken from a page about another thing (no page the run read held "Benvolio",
+    which the question names) is checked on each failed run's page; two or more such runs of an
+    answer lesson get the count and the check to make before Finish."""
+    untied = {"kind": "answer-untied", "about": ["Finish"]}
+    entry = {"key": "answer|Finish|not-found", "guideline": "Keep looking before Finish."}
+    say(entry, [_member(1, [untied]), _member(2, [untied]), _member(3, [])], "Finish")
+    assert ("In 2 of the 3 failed runs here, Finish gave an answer from a page that held none of some name the "
+            "question gives (step-0001, step-0002;") in entry["guideline"], entry["guideline"]
+    assert entry["guideline"].endswith("before Finish, find a page that ties the answer to every name the question "
+                                       "gives."), entry["guideline"]

@@ -340,6 +340,9 @@ def test_a_wrong_answer_from_a_page_that_never_met_the_question_s_names_says_whi
     assert fact.endswith(f"The run's answer appears in what Search returned at turn {page}, though no page the run read "
                          'before answering holds "Argentine" or "Ronald Koeman", which the question names.'), fact
     _check(run, fact, [])
+    # counted across a lesson's failed runs on the answer's tool (corpus/failed_only_facts.py)
+    [kept] = [f for f in compile_offline(run).in_short if f.text.startswith("The answer ")]
+    assert (kept.kind, kept.about) == ("answer-untied", ["Finish"])
 
 
 FIRST_GIVEN = """

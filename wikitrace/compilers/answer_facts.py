@@ -30,6 +30,10 @@ def answer_call(r: Reading) -> Call | None:
     return last if last is not None and harness_reason(r) is None and gives_answer(r, last) else None
 
 
+UNTIED = "answer-untied"  # a wrong answer from a page that held none of some name the question gives
+_UNTIED_SAID = ", though no page the run read before answering holds "
+
+
 def _untied(r: Reading, c: Call) -> str:
     """", though no page the run read before answering holds "Argentine" or "Ronald Koeman", which
     the question names" for a wrong answer: the names of the question nothing read tied it to (the
@@ -43,7 +47,7 @@ def _untied(r: Reading, c: Call) -> str:
         return ""
     quoted = [f'"{n}"' for n in unmet]
     named = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    return f", though no page the run read before answering holds {named}, which the question names"
+    return f"{_UNTIED_SAID}{named}, which the question names"
 
 
 def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
@@ -110,12 +114,16 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
                     f"The run's answer appears in no look-up, only in the user message at turn {found[1].turn}.")
             turns += [found[1].turn] + ([named[0].n] if named else [])
         elif found is not None and (seen is None or found[1].n != seen.n):
-            told = f"The run's answer appears in what {found[1].name} returned at turn {found[1].n}{_untied(r, c)}."
+            untied = _untied(r, c)
+            told = f"The run's answer appears in what {found[1].name} returned at turn {found[1].n}{untied}."
             turns.append(found[1].n)
     kind = ("answer-extra" if told and told.startswith("The answer holds the expected")
-            else "answer-partial" if told and told.startswith("The answer is only part") else "answer-seen" if seen else "")
+            else "answer-partial" if told and told.startswith("The answer is only part") else "answer-seen" if seen
+            # counted across a lesson's failed runs (corpus/failed_only_facts.py): a page about another thing
+            else UNTIED if told and _UNTIED_SAID in told else "")
     chosen = _chosen_on(c) if is_chosen(r, given) else ""  # a yes or no: the reading it rests on
-    return KeyFact(text + (" " + told if told else "") + chosen, sorted(set(turns)), kind, ["seen"] if seen else [])
+    about = [c.name or ""] if kind == UNTIED else ["seen"] if seen else []  # the tool a lesson's count is on
+    return KeyFact(text + (" " + told if told else "") + chosen, sorted(set(turns)), kind, about)
 
 
 REASON_WIDTH = 240

@@ -30,6 +30,8 @@ KINDS = {
                       "check a payment against the balance a look-up showed before {t}"),
     "shown-count": ("{t} failed on an option a look-up had shown without enough of it",
                     "read what the look-up showed for the option before {t}"),
+    "answer-untied": ("{t} gave an answer from a page that held none of some name the question gives",
+                      "before {t}, find a page that ties the answer to every name the question gives"),
     "agreed-other": ("{t} paid or charged a total that no message had put to the user, after a yes to other amounts",
                      "put the total {t} will charge to the user and get a yes to that total first"),
 }
