@@ -239,10 +239,17 @@ def _decision(c: Check, text: str, success: bool) -> None:
         if m.group(6):
             assert c.holds(fix, m.group(6).rstrip("…")) and not re.search(r"\b[1-9]\d* failed", c.call(fix).result or "")
         return
-    m = re.fullmatch(r"After (\S+) failed at turn (\d+), called it again at turn (\d+) with (.+?)"
-                     r"(?:; a later call took (.+?) from what it returned)?(?:(?: and|; a later call) sent the same (.+))?\.",
-                     text)
+    m = re.fullmatch(r"After (\S+) failed at turn (\d+)(?: and again at turns? ([\d, and]+?))?, called it again at turn "
+                     r"(\d+) with (.+?)(?:; a later call took (.+?) from what it returned)?"
+                     r"(?:(?: and|; a later call) sent the same (.+))?\.", text)
     if m:
+        # every failed call of the tool between the first and the retry that went through is named
+        between = [int(x) for x in re.findall(r"\d+", m.group(3) or "")]
+        assert between == [t.turn for t in c.calls if int(m.group(2)) < t.turn < int(m.group(4)) and t.is_error
+                           and t.name == m.group(1)], text
+        m = re.fullmatch(r"After (\S+) failed at turn (\d+), called it again at turn (\d+) with (.+?)"
+                         r"(?:; a later call took (.+?) from what it returned)?(?:(?: and|; a later call) sent the same "
+                         r"(.+))?\.", re.sub(r" and again at turns? [\d, and]+?,", ",", text))
         err, fix = int(m.group(2)), int(m.group(3))
         if m.group(6):
             _sent_again(c, fix, m.group(6), text)

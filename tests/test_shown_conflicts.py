@@ -342,3 +342,23 @@ def test_a_hand_off_after_a_yes_to_another_change_is_not_said_to_be_agreed(tmp_p
                           _user("Yes."), *_tool("transfer_to_human_agents", {"summary": "Cancel HATHAU."},
                                                 "Transfer successful")], reward=0.0)
     assert any(d.startswith("Called transfer_to_human_agents") and "after the user agreed" in d for d in _decisions(run))
+
+
+def test_a_retry_after_two_failed_calls_names_both_failures(tmp_path):
+    """A rater found "after update_reservation_flights failed at turn 16, called it again at turn 23"
+    false where the call had failed again at turn 20: every failed call between is named, with its error."""
+    args = {"reservation_id": "HATHAU", "cabin": "economy", "flights": [{"flight_number": "HAT1", "date": "2024-06-09"}]}
+    run = _tau(tmp_path, [
+        _user("Please change my flight."),
+        *_tool("update_reservation_flights", {**args, "payment_id": "credit_card_1"}, "Error: payment method not found"),
+        *_tool("update_reservation_flights", {**args, "payment_id": "certificate_2"},
+               "Error: certificate cannot be used to update reservation"),
+        *_tool("update_reservation_flights", {**args, "payment_id": "gift_card_3"}, {"reservation_id": "HATHAU"}),
+    ], reward=1.0)
+    calls = [t.turn for t in run.turns if t.type == "function_call" and t.name == "update_reservation_flights"]
+    evidence = [e for e in compile_offline(run).evidence if e.decision.startswith("After update_reservation_flights")]
+    assert [e.decision for e in evidence] == [
+        f"After update_reservation_flights failed at turn {calls[0]} and again at turn {calls[1]}, called it again at "
+        f"turn {calls[2]} with payment_id changed."], evidence
+    assert f"the call at turn {calls[1]} another error (Error: certificate cannot be used" in evidence[0].support
+    assert evidence[0].turns == calls

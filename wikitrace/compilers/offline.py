@@ -292,15 +292,20 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
         keys = list(dict.fromkeys(supplied.get(fix.n, [])))  # the retry's own look-up line is folded in here
         same = [k for k in keys if k not in fresh.get(fix.n, ())]  # values the retry was itself sent
         took = [k for k in keys if k not in same]
+        # the calls of the tool that failed between them: the retry that went through was not the next one
+        between = [c for c in calls if err.n < c.n < fix.n and c.error and c.name == err.name]
+        also = (f" and again at turn{'s' if len(between) > 1 else ''} {join([str(c.n) for c in between], 4)}"
+                if between else "")
         items.append(Item(80, Evidence(
-            decision=f"After {err.name} failed at turn {err.n}, called it again at turn {fix.n}"
+            decision=f"After {err.name} failed at turn {err.n}{also}, called it again at turn {fix.n}"
             + (f" with {', '.join(changed)} changed" if changed else " with the same arguments")
             + (f"; a later call took {', '.join(took[:4])} from what it returned" if took else "")
             + (f"{' and' if took else ';'} {_later(resent.get(fix.n, []))} sent the same {', '.join(same[:4])}"
                if same else "") + ".",
             support=f"The first call returned an error ({clip(err.turn.result, 100)}); "
-                    f"the second returned: {clip(fix.turn.result, 100)}",
-            turns=[err.n, fix.n], quote=quote_of(err.turn.result), call=call_line(fix),
+                    + "".join(f"the call at turn {c.n} another error ({clip(c.turn.result, 80)}); " for c in between[:2])
+                    + f"{'the last' if between else 'the second'} returned: {clip(fix.turn.result, 100)}",
+            turns=[err.n] + [c.n for c in between[:2]] + [fix.n], quote=quote_of(err.turn.result), call=call_line(fix),
             notes=listed_note(calls, err) + quote_marks_note(err, fix) if with_notes else []), "recovery", fix))
     last_write = writes[-1] if writes else None
     # a free-text answer (a QA run's Finish[...]) ends the run but changes nothing: never worded as a change
