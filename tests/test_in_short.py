@@ -667,6 +667,19 @@ def test_a_success_says_how_it_got_past_its_first_error(tmp_path):
     assert _facts(run)[1] == (f'Search failed at turn {err}; a later Search call went through at turn {fix}, sending '
                               '"Paper Heron (film)", a name the error had listed; the failed call had sent its text '
                               "inside quote marks, this one none.")
+    # a call between them that sent its text without the marks failed too: the marks were not what failed
+    again = RETRY.replace("Thought 2: Search the film's page.\n",
+                          "Thought 2: Without quote marks.\nAction 2: Search[Paper Heron]\nObservation 2: Could not find "
+                          "[Paper Heron]. Similar: ['Paper Heron (film)', 'Tin Owl'].\nThought 3: Search the film's page.\n"
+                          ).replace("Action 2: Search[Paper Heron (film)]", "Action 3: Search[Paper Heron (film)]", 1)
+    again = again.replace("Observation 2: Paper Heron is", "Observation 3: Paper Heron is").replace(
+        "Thought 3: The river is the Vell.\nAction 3: Finish[Vell]\nObservation 3:",
+        "Thought 4: The river is the Vell.\nAction 4: Finish[Vell]\nObservation 4:")
+    [run] = _load(_written(tmp_path / "bare", again))
+    searches = [t for t in run.turns if t.type == "function_call" and t.name == "Search"]
+    assert [bool(t.is_error) for t in searches] == [True, True, False], [t.arguments for t in searches]
+    said = next(f for f in _facts(run) if "a later Search call went through" in f)
+    assert "quote marks" not in said, said
 
 
 # --- tau-bench: a limit, a count, expected calls ------------------------------------------------------

@@ -246,7 +246,10 @@ def _got_past(r: Reading) -> list[KeyFact]:
         listed = {" ".join(n.split()).casefold(): n for n in listed_names(err.turn.result or "")}
         if " ".join(sent.split()).casefold() in listed:
             how = f", sending \"{listed[' '.join(sent.split()).casefold()]}\", a name the error had listed"
-        if _in_quote_marks(err.turn.arguments) and not any(q in sent for q in _QUOTES):
+        # not where a call that failed between them sent its text without marks too: the marks were not it
+        bare_failed = any(c.error and c.name == err.name and err.n < c.n < fix.n
+                          and not _in_quote_marks(c.turn.arguments) for c in r.calls)
+        if _in_quote_marks(err.turn.arguments) and not any(q in sent for q in _QUOTES) and not bare_failed:
             how += "; the failed call had sent its text inside quote marks, this one none"
     how = how or found_by(r, err, fix)  # the search between them that returned the path it then sent
     note, shown = retry_note(r, err, fix)  # a value sent that nothing had shown, and where the right one came from

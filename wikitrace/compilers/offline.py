@@ -306,7 +306,7 @@ def _success_items(r: Reading, with_notes: bool = True) -> list[Item]:
                     + "".join(f"the call at turn {c.n} another error ({clip(c.turn.result, 80)}); " for c in between[:2])
                     + f"{'the last' if between else 'the second'} returned: {clip(fix.turn.result, 100)}",
             turns=[err.n] + [c.n for c in between[:2]] + [fix.n], quote=quote_of(err.turn.result), call=call_line(fix),
-            notes=listed_note(calls, err) + quote_marks_note(err, fix) if with_notes else []), "recovery", fix))
+            notes=listed_note(calls, err) + quote_marks_note(err, fix, between) if with_notes else []), "recovery", fix))
     last_write = writes[-1] if writes else None
     # a free-text answer (a QA run's Finish[...]) ends the run but changes nothing: never worded as a change
     answers = {c.n for c in writes if free_form(c) is not None and gives_answer(r, c)}

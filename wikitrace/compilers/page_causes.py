@@ -88,12 +88,14 @@ def _in_quote_marks(text) -> bool:
     return isinstance(text, str) and len(text.strip()) > 2 and text.strip()[0] in _QUOTES and text.strip()[-1] in _QUOTES
 
 
-def quote_marks_note(err: Call, fix: Call) -> list[str]:
+def quote_marks_note(err: Call, fix: Call, between: list[Call] = ()) -> list[str]:
     """For a text call that failed and a retry that went through: the failed one sent its text
     inside quote marks and the retry did not (the marks, not the words, may be what the tool
-    could not find)."""
+    could not find). Not said when a call that failed between them (``between``) sent none either:
+    then the marks were not what the tool refused."""
     if not _in_quote_marks(err.turn.arguments) or not isinstance(fix.turn.arguments, str) \
-            or _in_quote_marks(fix.turn.arguments) or any(q in fix.turn.arguments for q in _QUOTES):
+            or _in_quote_marks(fix.turn.arguments) or any(q in fix.turn.arguments for q in _QUOTES) \
+            or any(not _in_quote_marks(c.turn.arguments) for c in between):
         return []
     return [f"The call that failed sent its text inside quote marks, as {' '.join(err.turn.arguments.split())}; "
             "the one that went through sent none."]
