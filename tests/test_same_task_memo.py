@@ -185,6 +185,13 @@ def test_trial_lines_kept_by_the_memo_give_the_same_cases_and_never_outlive_thei
     memo = SameTaskMemo(copy.deepcopy(kept))
     assert gather(copy.deepcopy(runs), memo=memo) == fresh
     assert made[0] == 0 and memo.used == memo.known
+    # kept lines of another shape (a damaged or hand-edited file) are made again, never handed out
+    damaged = {kind: {k: (json.dumps([{s: "a line" for s in json.loads(v)[0]}, {}]) if k.startswith("lines:") else v)
+                      for k, v in results.items()} for kind, results in kept.items()}
+    assert damaged != kept
+    made[0] = 0
+    assert gather(copy.deepcopy(runs), memo=SameTaskMemo(damaged)) == fresh
+    assert made[0] > 0
 
     # a failed trial whose decisive calls changed (compiled again), and a task losing a trial: of a task
     # whose lines the cases read

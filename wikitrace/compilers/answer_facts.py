@@ -31,7 +31,6 @@ def answer_call(r: Reading) -> Call | None:
 
 
 UNTIED = "answer-untied"  # a wrong answer from a page that held none of some name the question gives
-_UNTIED_SAID = ", though no page the run read before answering holds "
 
 
 def _untied(r: Reading, c: Call) -> str:
@@ -47,7 +46,7 @@ def _untied(r: Reading, c: Call) -> str:
         return ""
     quoted = [f'"{n}"' for n in unmet]
     named = quoted[0] if len(quoted) == 1 else ", ".join(quoted[:-1]) + " or " + quoted[-1]
-    return f"{_UNTIED_SAID}{named}, which the question names"
+    return f", though no page the run read before answering holds {named}, which the question names"
 
 
 def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
@@ -92,6 +91,7 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     turns = [c.n] + ([seen.n] if seen else []) + (listed.turns if listed else []) + ([near[0].n] if near else []) \
         + (titled[0].turns if titled else [])
     told = _beside_expected(" ".join(str(c.turn.arguments).split()), gold)
+    untied = ""  # the question's names no page read held, when the answer came from a page about another thing
     if told is None:
         found = answer_source(r, c)
         if found is not None and found[0] == "error":
@@ -120,7 +120,7 @@ def answer_fact(r: Reading, c: Call, right: bool) -> KeyFact | None:
     kind = ("answer-extra" if told and told.startswith("The answer holds the expected")
             else "answer-partial" if told and told.startswith("The answer is only part") else "answer-seen" if seen
             # counted across a lesson's failed runs (corpus/failed_only_facts.py): a page about another thing
-            else UNTIED if told and _UNTIED_SAID in told else "")
+            else UNTIED if untied else "")
     chosen = _chosen_on(c) if is_chosen(r, given) else ""  # a yes or no: the reading it rests on
     about = [c.name or ""] if kind == UNTIED else ["seen"] if seen else []  # the tool a lesson's count is on
     return KeyFact(text + (" " + told if told else "") + chosen, sorted(set(turns)), kind, about)

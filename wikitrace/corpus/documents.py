@@ -186,8 +186,7 @@ def render_insight(entry: dict, mount: str, templates: Path | None, usage: tuple
         frontmatter=dump_frontmatter(fm), insight=entry, counts=c, contrast=contrast_sentence(entry), counted=counted, layout_doc=layout.compilation_doc,
         layout_insight=layout.insight_doc,
         # the header counts Sources, the contrast every run that met the pattern: where that is more, both say so
-        met_beyond=(entry.get("contrast") or {}).get("failed_met", 0) + (entry.get("contrast") or {}).get("success_met", 0)
-        > c["runs"],
+        met_beyond=(contrast.get("failed_met") or 0) + (contrast.get("success_met") or 0) > c["runs"],
         # the header's count is of Sources; a reader comparing it with the contrast's is told why they differ
         counted_beyond=bool(counted) and all(side["sources"] for side in counted)
         and any(side["pages"] or side["named"] for side in counted),

@@ -106,11 +106,22 @@ class SameTaskMemo:
             made = json.loads(text) if text is not None else None
         except ValueError:
             made = None
-        if not (isinstance(made, list) and len(made) == 2 and all(isinstance(m, dict) for m in made)):
+        if not _lines_shape(made):  # missing, cut short or damaged: a result only to make again
             text = json.dumps(make())
             made = json.loads(text)
         self.used.setdefault(kind, {})[key] = text
         return made[0], made[1]
+
+
+def _lines_shape(made) -> bool:
+    """Whether a kept result reads as ``task_lines`` hands it out: step -> [line, turns, restates],
+    step -> shape; anything else (a hand-edited or damaged file) is made again, never read."""
+    if not (isinstance(made, list) and len(made) == 2 and all(isinstance(m, dict) for m in made)):
+        return False
+    lines, shapes = made
+    return all(isinstance(v, list) and len(v) == 3 and isinstance(v[0], str) and isinstance(v[1], list)
+               and all(isinstance(t, int) for t in v[1]) for v in lines.values()) \
+        and all(isinstance(v, str) for v in shapes.values())
 
 
 def load(root: Path) -> SameTaskMemo:
