@@ -98,6 +98,8 @@ def test_a_damaged_entry_is_made_again_and_a_memo_that_cannot_be_written_costs_o
     fresh = _same_task(runs)
     broken = {kind: {key: text[:-3] for key, text in results.items()} for kind, results in _memo_of(runs).items()}
     assert _same_task(runs, SameTaskMemo(broken)) == fresh  # each cut entry compared again, not a traceback
+    other = {kind: {key: '"a comparison"' for key in results} for kind, results in _memo_of(runs).items()}
+    assert _same_task(runs, SameTaskMemo(other)) == fresh  # read whole but of another shape: compared again
     memo = SameTaskMemo()
     gather(copy.deepcopy(runs), memo=memo)
     (tmp_path / ".wikitrace").write_text("a file where the folder should be")

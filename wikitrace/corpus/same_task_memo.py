@@ -86,6 +86,8 @@ class SameTaskMemo:
             result = json.loads(text) if text is not None else None  # a fresh object: the rewrites edit it in place
         except ValueError:  # a damaged entry is only a comparison to make again
             text = None
+        if text is not None and result is not None and not isinstance(result, dict):
+            text = None  # of another shape (a hand-edited file): made again
         if text is None:
             result = trials.compare(members)
             text = json.dumps(result)
